@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+// ocrfarm: a distributed batch OCR farm. Swift 6 language mode; only the toolchain and system C libraries.
+import PackageDescription
+
+let package = Package(
+    name: "ocrfarm",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "ocrfarm", targets: ["ocrfarm"]),
+    ],
+    targets: [
+        // System libraries: a module map and a shim header each; imported by exactly one wrapper module.
+        .systemLibrary(name: "CZeroMQ", path: "Sources/CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLeptonica", path: "Sources/CLeptonica", providers: [.apt(["libleptonica-dev"])]),
+        .systemLibrary(name: "CTesseract", path: "Sources/CTesseract", providers: [.apt(["libtesseract-dev"])]),
+        .systemLibrary(name: "CQPDF", path: "Sources/CQPDF", providers: [.apt(["libqpdf-dev"])]),
+
+        // Wrappers: the only importers of the C modules; they own every C pointer.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "Leptonica", dependencies: ["CLeptonica"]),
+        .target(name: "Tesseract", dependencies: ["CTesseract", "Leptonica"]),
+        .target(name: "QPDF", dependencies: ["CQPDF"]),
+
+        // Domain.
+        .target(name: "FarmCore"),
+        .target(name: "FarmPipeline", dependencies: ["FarmCore", "Leptonica", "Tesseract", "QPDF"]),
+
+        // The thin CLI.
+        .executableTarget(name: "ocrfarm", dependencies: ["FarmCore", "FarmPipeline"]),
+
+        // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
+        .target(name: "TestSupport", dependencies: ["FarmCore"], path: "Tests/TestSupport"),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
+        .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
+        .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
+        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
+        .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
+        .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "TestSupport"]),
+    ]
+)

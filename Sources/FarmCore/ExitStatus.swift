@@ -1,0 +1,29 @@
+/// A process exit status, after sysexits.h.
+public struct ExitStatus: RawRepresentable, Sendable, Equatable, CustomStringConvertible {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let success = ExitStatus(rawValue: 0)
+    /// Some work failed (generic).
+    public static let failure = ExitStatus(rawValue: 1)
+    /// The command line was wrong.
+    public static let usage = ExitStatus(rawValue: 64)
+    /// Some input was bad: pages failed.
+    public static let dataError = ExitStatus(rawValue: 65)
+    /// No input could be read.
+    public static let noInput = ExitStatus(rawValue: 66)
+    /// A service (coordinator, engine, language data) is unavailable.
+    public static let unavailable = ExitStatus(rawValue: 69)
+    /// An internal error.
+    public static let software = ExitStatus(rawValue: 70)
+    /// Cannot create an output file.
+    public static let cannotCreate = ExitStatus(rawValue: 73)
+    /// Input/output error (store, disk).
+    public static let ioError = ExitStatus(rawValue: 74)
+    /// Temporary failure; try again.
+    public static let tryAgain = ExitStatus(rawValue: 75)
+    /// Configuration error.
+    public static let config = ExitStatus(rawValue: 78)
+
+    public var description: String { String(rawValue) }
+}

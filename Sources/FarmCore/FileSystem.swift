@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file-system error: the path and the system's reason.
+public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+    public let code: Int32
+
+    public init(path: String, code: Int32 = errno) {
+        self.path = path
+        self.code = code
+        self.reason = String(cString: strerror(code))
+    }
+
+    public init(path: String, reason: String, code: Int32 = 0) {
+        self.path = path
+        self.reason = reason
+        self.code = code
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// Small, explicit file-system operations on paths (no Foundation).
+public enum FileSystem {
+    public enum Kind: Sendable, Equatable { case file, directory, symlink, other }
+
+    public struct Status: Sendable, Equatable {
+        public let kind: Kind
+        public let size: Int64
+        public let modified: Double
+        public let device: UInt64
+        public let inode: UInt64
+    }
+
+    /// The status of `path`, following symlinks unless `followLinks` is false.
+    public static func status(_ path: String, followLinks: Bool = true) throws(FileError) -> Status {
+        var info = stat()
+        let rc = followLinks ? stat(path, &info) : lstat(path, &info)
+        guard rc == 0 else { throw FileError(path: path) }
+        let kind: Kind
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .file
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        default: kind = .other
+        }
+        return Status(kind: kind, size: Int64(info.st_size),
+                      modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9,
+                      device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    public static func isDirectory(_ path: String) -> Bool { (try? status(path).kind) == .directory }
+
+    /// The whole file. `limit` refuses files larger than that many bytes.
+    public static func read(_ path: String, limit: Int? = nil) throws(FileError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path) }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path, reason: "is a directory", code: EISDIR) }
+        if let limit, info.st_size > limit {
+            throw FileError(path: path, reason: "file is \(info.st_size) bytes, over the limit of \(limit)", code: EFBIG)
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(max(0, Int(info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: path)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+            if let limit, bytes.count > limit {
+                throw FileError(path: path, reason: "file is over the limit of \(limit) bytes", code: EFBIG)
+            }
+        }
+        return bytes
+    }
+
+    public static func readText(_ path: String) throws(FileError) -> String {
+        String(decoding: try read(path), as: UTF8.self)
+    }
+
+    /// Writes `bytes` to `path` through a temporary file and a rename, so readers never see half a file.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FileError) {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw FileError(path: path) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let error = FileError(path: path)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            offset += written
+        }
+        guard close(fd) == 0 else {
+            let error = FileError(path: path)
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = FileError(path: path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    public static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws(FileError) {
+        try write(Array(text.utf8), to: path, mode: mode)
+    }
+
+    /// Creates `path` and any missing parents.
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(FileError) {
+        if isDirectory(path) { return }
+        let parent = directoryName(path)
+        if parent != path && !parent.isEmpty && parent != "." && parent != "/" { try makeDirectory(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw FileError(path: path) }
+    }
+
+    /// A new private directory under `$TMPDIR` (or /tmp).
+    public static func makeTemporaryDirectory(prefix: String = "ocrfarm") throws(FileError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+        let result: String? = template.withUnsafeMutableBufferPointer { buffer in
+            mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
+        }
+        guard let result else { throw FileError(path: base) }
+        return result
+    }
+
+    /// Removes a file, or a directory and everything in it. Symlinks are removed, never followed.
+    public static func remove(_ path: String) {
+        guard let info = try? status(path, followLinks: false) else { return }
+        if info.kind == .directory {
+            for name in (try? entries(path)) ?? [] { remove(path + "/" + name) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    /// The names in a directory (without "." and ".."), unsorted.
+    public static func entries(_ path: String) throws(FileError) -> [String] {
+        guard let directory = opendir(path) else { throw FileError(path: path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The folder part of a path ("a/b/c.png" → "a/b"; "c.png" → ".").
+    public static func directoryName(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    /// The last component of a path ("a/b/c.png" → "c.png").
+    public static func baseName(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// The absolute, symlink-free form of an existing path.
+    public static func canonicalPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The current directory.
+    public static var currentDirectory: String {
+        guard let cwd = getcwd(nil, 0) else { return "." }
+        defer { free(cwd) }
+        return String(cString: cwd)
+    }
+
+    /// The path of the running executable.
+    public static var executablePath: String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments.first ?? "ocrfarm" }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,361 @@
+/// A JSON value. Objects keep their keys in insertion order, so output is stable and diffable.
+public enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.bool(a), .bool(b)): a == b
+        case let (.int(a), .int(b)): a == b
+        case let (.double(a), .double(b)): a == b
+        case let (.int(a), .double(b)), let (.double(b), .int(a)): Double(a) == b
+        case let (.string(a), .string(b)): a == b
+        case let (.array(a), .array(b)): a == b
+        case let (.object(a), .object(b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    // MARK: Access
+
+    public subscript(key: String) -> JSON? {
+        guard case .object(let fields) = self else { return nil }
+        return fields.first { $0.0 == key }?.1
+    }
+
+    public subscript(index: Int) -> JSON? {
+        guard case .array(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
+
+    public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    public var boolValue: Bool? { if case .bool(let v) = self { v } else { nil } }
+    public var arrayValue: [JSON]? { if case .array(let v) = self { v } else { nil } }
+    public var objectValue: [(String, JSON)]? { if case .object(let v) = self { v } else { nil } }
+    public var isNull: Bool { if case .null = self { true } else { false } }
+
+    public var intValue: Int? {
+        switch self {
+        case .int(let v): Int(exactly: v)
+        case .double(let v): v.isFinite && v.rounded() == v && abs(v) < 9e15 ? Int(v) : nil
+        default: nil
+        }
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .double(let v): v
+        default: nil
+        }
+    }
+
+    // MARK: Building
+
+    public init(_ value: String) { self = .string(value) }
+    public init(_ value: Int) { self = .int(Int64(value)) }
+    public init(_ value: Double) { self = .double(value) }
+    public init(_ value: Bool) { self = .bool(value) }
+    public init(_ value: String?) { self = value.map { .string($0) } ?? .null }
+    public init(_ value: Int?) { self = value.map { .int(Int64($0)) } ?? .null }
+    public init(_ value: Double?) { self = value.map { .double($0) } ?? .null }
+
+    /// A number rounded to `places` decimal places (for confidences and timings).
+    public static func rounded(_ value: Double, places: Int = 2) -> JSON {
+        guard value.isFinite else { return .null }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        return .double((value * scale).rounded() / scale)
+    }
+}
+
+extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+// MARK: - Writing
+
+extension JSON {
+    /// Compact JSON text.
+    public var rendered: String {
+        var out = ""
+        write(to: &out, indent: nil, level: 0)
+        return out
+    }
+
+    /// JSON text with two-space indentation.
+    public var pretty: String {
+        var out = ""
+        write(to: &out, indent: "  ", level: 0)
+        return out
+    }
+
+    private func write(to out: inout String, indent: String?, level: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let v): out += v ? "true" : "false"
+        case .int(let v): out += String(v)
+        case .double(let v): out += JSON.format(v)
+        case .string(let v): JSON.writeString(v, to: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                newline(&out, indent, level + 1)
+                item.write(to: &out, indent: indent, level: level + 1)
+            }
+            newline(&out, indent, level)
+            out += "]"
+        case .object(let fields):
+            if fields.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, (key, value)) in fields.enumerated() {
+                if i > 0 { out += "," }
+                newline(&out, indent, level + 1)
+                JSON.writeString(key, to: &out)
+                out += indent == nil ? ":" : ": "
+                value.write(to: &out, indent: indent, level: level + 1)
+            }
+            newline(&out, indent, level)
+            out += "}"
+        }
+    }
+
+    private func newline(_ out: inout String, _ indent: String?, _ level: Int) {
+        guard let indent else { return }
+        out += "\n"
+        for _ in 0..<level { out += indent }
+    }
+
+    /// A number as JSON writes it: integers without a fraction.
+    public static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value.rounded() == value && abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+
+    static func writeString(_ value: String, to out: inout String) {
+        out += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+// MARK: - Parsing
+
+/// Why JSON text could not be parsed, with the byte offset.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSON {
+    /// Parses JSON text. Nesting deeper than `maxDepth` is refused, so hostile input cannot exhaust the stack.
+    public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONParseError) -> JSON {
+        try parse(Array(text.utf8), maxDepth: maxDepth)
+    }
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSON {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        let value = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.index == bytes.count else { throw parser.fail("trailing characters") }
+        return value
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    let maxDepth: Int
+    var index = 0
+
+    init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
+
+    mutating func skipSpace() {
+        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+    }
+
+    mutating func value(depth: Int) throws(JSONParseError) -> JSON {
+        guard depth <= maxDepth else { throw fail("nested too deeply") }
+        skipSpace()
+        guard index < bytes.count else { throw fail("unexpected end") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default: return try number()
+        }
+    }
+
+    mutating func literal(_ word: String) throws(JSONParseError) {
+        let expected = Array(word.utf8)
+        guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
+            throw fail("unexpected character")
+        }
+        index += expected.count
+    }
+
+    mutating func object(depth: Int) throws(JSONParseError) -> JSON {
+        index += 1
+        var fields: [(String, JSON)] = []
+        skipSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(fields) }
+        while true {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+            let key = try string()
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            fields.append((key, try value(depth: depth + 1)))
+            skipSpace()
+            guard index < bytes.count else { throw fail("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(fields) }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    mutating func array(depth: Int) throws(JSONParseError) -> JSON {
+        index += 1
+        var items: [JSON] = []
+        skipSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        while true {
+            items.append(try value(depth: depth + 1))
+            skipSpace()
+            guard index < bytes.count else { throw fail("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    mutating func string() throws(JSONParseError) -> String {
+        index += 1
+        var out: [UInt8] = []
+        while true {
+            guard index < bytes.count else { throw fail("unterminated string") }
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { throw fail("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw fail("lone surrogate") }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw fail("bad surrogate pair") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("bad \\u escape") }
+                    out.append(contentsOf: Array(String(Character(unicode)).utf8))
+                default: throw fail("bad escape")
+                }
+            default:
+                guard byte >= 0x20 else { throw fail("control character in string") }
+                out.append(byte)
+            }
+        }
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            index += 1
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("bad hex digit")
+            }
+            value = value * 16 + digit
+        }
+        return value
+    }
+
+    mutating func number() throws(JSONParseError) -> JSON {
+        let start = index
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                index += 1
+            } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                || ((byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")) && index > digitsStart)
+            {
+                isInteger = false
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard index > digitsStart else { throw fail("unexpected character") }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text), value.isFinite else { throw fail("bad number") }
+        return .double(value)
+    }
+}

@@ -1,0 +1,169 @@
+/// A rectangle in pixels, origin top left, y down.
+public struct Rect: Sendable, Equatable, Hashable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    public var maxX: Int { x + width }
+    public var maxY: Int { y + height }
+    public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+    /// [x, y, width, height]
+    public var json: JSON { [JSON(x), JSON(y), JSON(width), JSON(height)] }
+
+    public init?(json: JSON?) {
+        guard let items = json?.arrayValue, items.count == 4,
+              let x = items[0].intValue, let y = items[1].intValue, let w = items[2].intValue, let h = items[3].intValue
+        else { return nil }
+        self.init(x: x, y: y, width: w, height: h)
+    }
+}
+
+/// One reading of a word with its confidence (0–100).
+public struct Candidate: Sendable, Equatable {
+    public let text: String
+    public let confidence: Double
+
+    public init(text: String, confidence: Double) {
+        self.text = text
+        self.confidence = confidence
+    }
+}
+
+/// A recognized word.
+public struct Word: Sendable, Equatable {
+    public var text: String
+    /// Box on the corrected page (the image that was recognized).
+    public var box: Rect
+    public var confidence: Double
+    /// Alternative readings, best first (empty unless requested).
+    public var candidates: [Candidate]
+    public var language: String?
+
+    public init(text: String, box: Rect, confidence: Double, candidates: [Candidate] = [], language: String? = nil) {
+        self.text = text
+        self.box = box
+        self.confidence = confidence
+        self.candidates = candidates
+        self.language = language
+    }
+}
+
+/// A text line and its words in reading order.
+public struct Line: Sendable, Equatable {
+    public var box: Rect
+    public var words: [Word]
+
+    public init(box: Rect, words: [Word]) {
+        self.box = box
+        self.words = words
+    }
+
+    public var text: String { words.map(\.text).joined(separator: " ") }
+}
+
+/// A paragraph of lines.
+public struct Paragraph: Sendable, Equatable {
+    public var box: Rect
+    public var lines: [Line]
+
+    public init(box: Rect, lines: [Line]) {
+        self.box = box
+        self.lines = lines
+    }
+}
+
+/// A layout block (a column, a heading, a caption…).
+public struct Block: Sendable, Equatable {
+    public var box: Rect
+    public var kind: String
+    public var paragraphs: [Paragraph]
+
+    public init(box: Rect, kind: String, paragraphs: [Paragraph]) {
+        self.box = box
+        self.kind = kind
+        self.paragraphs = paragraphs
+    }
+}
+
+/// How long one stage of the pipeline took on a page.
+public struct StageTiming: Sendable, Equatable {
+    public let stage: String
+    public let milliseconds: Double
+
+    public init(stage: String, milliseconds: Double) {
+        self.stage = stage
+        self.milliseconds = milliseconds
+    }
+}
+
+/// Everything known about one recognized page.
+public struct PageResult: Sendable, Equatable {
+    /// Size of the recognized (corrected) page image.
+    public var width: Int
+    public var height: Int
+    /// Pixels per inch of the recognized image.
+    public var resolution: Int
+    public var text: String
+    public var meanConfidence: Double
+    public var blocks: [Block]
+    public var timings: [StageTiming]
+
+    public init(width: Int, height: Int, resolution: Int, text: String, meanConfidence: Double,
+                blocks: [Block], timings: [StageTiming] = [])
+    {
+        self.width = width
+        self.height = height
+        self.resolution = resolution
+        self.text = text
+        self.meanConfidence = meanConfidence
+        self.blocks = blocks
+        self.timings = timings
+    }
+
+    /// An empty page (no text found).
+    public static func empty(width: Int, height: Int, resolution: Int) -> PageResult {
+        PageResult(width: width, height: height, resolution: resolution, text: "", meanConfidence: 0, blocks: [])
+    }
+
+    public var lines: [Line] { blocks.flatMap { $0.paragraphs.flatMap(\.lines) } }
+    public var words: [Word] { lines.flatMap(\.words) }
+
+    /// The page as JSON: size, text, mean confidence, words with boxes, lines, timings.
+    public var json: JSON {
+        .object([
+            ("width", JSON(width)),
+            ("height", JSON(height)),
+            ("resolution", JSON(resolution)),
+            ("text", JSON(text)),
+            ("mean_confidence", .rounded(meanConfidence)),
+            ("words", .array(words.map(\.json))),
+            ("lines", .array(lines.map { .object([("box", $0.box.json), ("text", JSON($0.text))]) })),
+            ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
+        ])
+    }
+}
+
+extension Word {
+    public var json: JSON {
+        var fields: [(String, JSON)] = [
+            ("text", JSON(text)),
+            ("box", box.json),
+            ("confidence", .rounded(confidence)),
+        ]
+        if let language { fields.append(("language", JSON(language))) }
+        if !candidates.isEmpty {
+            fields.append(("candidates", .array(candidates.map {
+                .object([("text", JSON($0.text)), ("confidence", .rounded($0.confidence))])
+            })))
+        }
+        return .object(fields)
+    }
+}

@@ -1,0 +1,143 @@
+import FarmCore
+import Leptonica
+
+/// One page of one input file.
+public struct PageJob: Sendable {
+    /// Position of the page in the whole batch, from 0.
+    public let sequence: Int
+    public let path: String
+    /// Page within the file, from 0.
+    public let page: Int
+    public let pageCount: Int
+    public let bytes: [UInt8]
+}
+
+/// How one page ended.
+public struct PageReport: Sendable {
+    public let sequence: Int
+    public let path: String
+    public let page: Int
+    public let pageCount: Int
+    public let outcome: Result<RecognizedPage, PageFailure>
+}
+
+/// OCR of local files in this process: one thread and one recognizer per slot, pages handed out in order and
+/// reported back in order. Used by `ocrfarm ocr`; the farm's workers use the same stages one page at a time.
+public final class LocalBatch: Sendable {
+    public typealias RecognizerFactory = @Sendable () throws -> any PageRecognizer
+
+    public let paths: [String]
+    public let slots: Int
+    public let options: RecognitionOptions
+    public let limits: DecodeLimits
+    /// Largest input file read, in bytes.
+    public let maxFileBytes: Int
+    private let makeRecognizer: RecognizerFactory
+
+    public init(paths: [String], slots: Int, options: RecognitionOptions, limits: DecodeLimits = DecodeLimits(),
+                maxFileBytes: Int = 1 << 30, makeRecognizer: @escaping RecognizerFactory)
+    {
+        self.paths = paths
+        self.slots = max(1, slots)
+        self.options = options
+        self.limits = limits
+        self.maxFileBytes = maxFileBytes
+        self.makeRecognizer = makeRecognizer
+    }
+
+    private enum Event: Sendable {
+        case report(PageReport)
+        case allQueued(pages: Int)
+        case slotFailed(String)
+    }
+
+    /// Runs the batch, calling `report` for every page in input order, on the calling thread.
+    /// Throws only when no recognizer could be created at all.
+    public func run(_ report: (PageReport) -> Void) throws(PageFailure) {
+        let jobs = BlockingQueue<PageJob>(capacity: slots * 2)
+        let events = BlockingQueue<Event>()
+
+        let producer = NativeThread.start(name: "reader") { [self] in
+            var sequence = 0
+            for path in paths {
+                let bytes: [UInt8]
+                do throws(FileError) {
+                    bytes = try FileSystem.read(path, limit: maxFileBytes)
+                } catch {
+                    let failure = PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason)
+                    events.push(.report(PageReport(sequence: sequence, path: path, page: 0, pageCount: 1, outcome: .failure(failure))))
+                    sequence += 1
+                    continue
+                }
+                let count = Pix.pageCount(of: bytes)
+                for page in 0..<count {
+                    guard jobs.push(PageJob(sequence: sequence, path: path, page: page, pageCount: count, bytes: bytes)) else { return }
+                    sequence += 1
+                }
+            }
+            jobs.close()
+            events.push(.allQueued(pages: sequence))
+        }
+
+        let workers = (0..<slots).map { index in
+            NativeThread.start(name: "slot-\(index)") { [self] in
+                let recognizer: any PageRecognizer
+                do {
+                    recognizer = try makeRecognizer()
+                } catch {
+                    events.push(.slotFailed("\(error)"))
+                    return
+                }
+                while let job = jobs.pop() {
+                    events.push(.report(process(job, with: recognizer)))
+                }
+            }
+        }
+
+        var pending: [Int: PageReport] = [:]
+        var next = 0
+        var total: Int?
+        var failedSlots: [String] = []
+        while total == nil || next < total! {
+            guard let event = events.pop() else { break }
+            switch event {
+            case .report(let page):
+                pending[page.sequence] = page
+                while let ready = pending.removeValue(forKey: next) {
+                    report(ready)
+                    next += 1
+                }
+            case .allQueued(let pages):
+                total = pages
+            case .slotFailed(let message):
+                failedSlots.append(message)
+                if failedSlots.count == slots {
+                    jobs.close()
+                    producer.join()
+                    workers.forEach { $0.join() }
+                    throw PageFailure(stage: TesseractRecognizer.stage, code: .ocrFailed, message: message)
+                }
+            }
+        }
+        producer.join()
+        workers.forEach { $0.join() }
+    }
+
+    /// Decodes and recognizes one page; every failure becomes a report, never a crash.
+    public func process(_ job: PageJob, with recognizer: any PageRecognizer) -> PageReport {
+        let outcome: Result<RecognizedPage, PageFailure>
+        do {
+            let start = Clock.monotonicNanoseconds
+            let decoded = try Decoder.decode(job.bytes, page: job.page, limits: limits)
+            let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
+            var options = self.options
+            options.sourceName = job.pageCount > 1 ? "\(job.path) [page \(job.page + 1)]" : job.path
+            var page = try recognizer.recognize(decoded, pageNumber: job.sequence, options: options)
+            page.result.timings.insert(decodeTime, at: 0)
+            outcome = .success(page)
+        } catch {
+            outcome = .failure(error)
+        }
+        return PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount, outcome: outcome)
+    }
+}

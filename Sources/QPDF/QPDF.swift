@@ -1,0 +1,140 @@
+import CQPDF
+
+/// A failed qpdf operation, with what qpdf said (captured through its logger, never printed).
+public struct QPDFError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let operation: String
+    public let message: String
+
+    public var description: String { "\(operation): \(message)" }
+}
+
+/// Facts about a PDF file.
+public struct PDFInfo: Sendable, Equatable {
+    public let pageCount: Int
+    public let isEncrypted: Bool
+}
+
+/// PDF assembly with qpdf.
+public enum QPDF {
+    /// Merges whole PDFs into one document at `output`, pages in the order of `inputs`.
+    public static func merge(_ inputs: [String], into output: String, linearize: Bool = false) throws(QPDFError) {
+        guard !inputs.isEmpty else { throw QPDFError(operation: "merge", message: "no input files") }
+        var job: [String: JSONText] = [
+            "empty": .string(""),
+            "outputFile": .string(output),
+            "pages": .array(inputs.map { .object(["file": .string($0)]) }),
+        ]
+        if linearize { job["linearize"] = .string("") }
+        try run(json: JSONText.object(job).rendered, operation: "merge into \(output)")
+    }
+
+    /// Page count and encryption of the PDF at `path`.
+    public static func info(_ path: String, password: String? = nil) throws(QPDFError) -> PDFInfo {
+        var handle: qpdf_data? = qpdf_init()
+        defer { qpdf_cleanup(&handle) }
+        let log = MessageLog()
+        let logger = log.makeLogger()
+        defer { var l: qpdflogger_handle? = logger; qpdflogger_cleanup(&l) }
+        qpdf_set_logger(handle, logger)
+        qpdf_set_suppress_warnings(handle, 1)
+        qpdf_silence_errors(handle)
+        let rc = qpdf_read(handle, path, password)
+        if (rc & Int32(QPDF_ERRORS)) != 0 || qpdf_has_error(handle) != 0 {
+            var message = log.text
+            if let error = qpdf_get_error(handle), let text = qpdf_get_error_full_text(handle, error) {
+                message = String(cString: text)
+            }
+            throw QPDFError(operation: "read \(path)", message: message.isEmpty ? "cannot read the PDF" : message)
+        }
+        let pages = qpdf_get_num_pages(handle)
+        guard pages >= 0 else { throw QPDFError(operation: "read \(path)", message: "cannot count the pages") }
+        return PDFInfo(pageCount: Int(pages), isEncrypted: qpdf_is_encrypted(handle) != 0)
+    }
+
+    /// The qpdf library version.
+    public static var version: String { String(cString: qpdf_get_qpdf_version()) }
+
+    private static func run(json: String, operation: String) throws(QPDFError) {
+        var job: qpdfjob_handle? = qpdfjob_init()
+        defer { qpdfjob_cleanup(&job) }
+        let log = MessageLog()
+        let logger = log.makeLogger()
+        defer { var l: qpdflogger_handle? = logger; qpdflogger_cleanup(&l) }
+        qpdfjob_set_logger(job, logger)
+        guard qpdfjob_initialize_from_json(job, json) == 0 else {
+            throw QPDFError(operation: operation, message: log.text.isEmpty ? "bad job" : log.text)
+        }
+        // 0: success, 3: success with warnings, 2: errors.
+        let rc = qpdfjob_run(job)
+        if rc == 2 || rc == 1 {
+            throw QPDFError(operation: operation, message: log.text.isEmpty ? "qpdf failed (\(rc))" : log.text)
+        }
+    }
+}
+
+/// Collects what qpdf logs. Lives for one call; qpdf gets an unretained pointer to it.
+private final class MessageLog {
+    var text = ""
+
+    func makeLogger() -> qpdflogger_handle? {
+        let logger = qpdflogger_create()
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let sink: qpdf_log_fn_t = { data, length, context in
+            guard let data, let context else { return 0 }
+            let log = Unmanaged<MessageLog>.fromOpaque(context).takeUnretainedValue()
+            let bytes = UnsafeRawBufferPointer(start: data, count: length)
+            log.text += String(decoding: bytes, as: UTF8.self)
+            log.text = log.text.trimmingTrailingNewlines()
+            return 0
+        }
+        qpdflogger_set_info(logger, qpdf_log_dest_discard, nil, nil)
+        qpdflogger_set_warn(logger, qpdf_log_dest_custom, sink, context)
+        qpdflogger_set_error(logger, qpdf_log_dest_custom, sink, context)
+        return logger
+    }
+}
+
+extension String {
+    fileprivate func trimmingTrailingNewlines() -> String {
+        var result = self
+        while result.last == "\n" { result.removeLast() }
+        return result
+    }
+}
+
+/// Just enough JSON to write qpdf job descriptions.
+private indirect enum JSONText {
+    case string(String)
+    case array([JSONText])
+    case object([String: JSONText])
+
+    var rendered: String {
+        switch self {
+        case .string(let value): Self.quoted(value)
+        case .array(let items): "[" + items.map(\.rendered).joined(separator: ",") + "]"
+        case .object(let fields):
+            "{" + fields.sorted { $0.key < $1.key }.map { Self.quoted($0.key) + ":" + $0.value.rendered }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func quoted(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

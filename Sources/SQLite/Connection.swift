@@ -1,0 +1,138 @@
+import CSQLite
+
+/// An open SQLite database. Owns one `sqlite3*`, closed with `sqlite3_close_v2` in `deinit` (statements still
+/// alive keep the handle as a zombie until they are finalized). Not `Sendable`: one connection per thread.
+public final class Connection {
+    package let handle: OpaquePointer
+    /// The file this connection opened.
+    public let path: String
+    private var cache: [String: Statement] = [:]
+
+    public enum Mode: Sendable {
+        case readWriteCreate
+        case readWrite
+        case readOnly
+    }
+
+    /// Opens (or creates) the database at `path`. `busyTimeoutMilliseconds` bounds how long a statement waits for
+    /// another connection's lock before failing with `.busy`.
+    public init(path: String, mode: Mode = .readWriteCreate, busyTimeoutMilliseconds: Int32 = 5000) throws(SQLiteError) {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        switch mode {
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: ResultCode(rawValue: rc), message: "cannot open \(path): \(message)")
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: ResultCode(rawValue: rc), message: message, sql: sql)
+        }
+    }
+
+    /// Compiles one statement.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        }
+        return Statement(handle: statement, database: handle, sql: sql)
+    }
+
+    /// A statement compiled once per connection and reused; it comes back reset, with its bindings cleared.
+    public func cached(_ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = cache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try prepare(sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED"
+        case immediate = "IMMEDIATE"
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` inside a transaction (`BEGIN IMMEDIATE` by default): committed when it returns, rolled back
+    /// when it throws.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            if !isAutocommit { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// True outside an explicit transaction.
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Puts the database in write-ahead-log mode (readers never block the writer) and returns the mode now in force.
+    @discardableResult
+    public func enableWAL(synchronous: String = "NORMAL") throws(SQLiteError) -> String {
+        let mode = try scalarText("PRAGMA journal_mode=WAL") ?? ""
+        try execute("PRAGMA synchronous=\(synchronous)")
+        return mode
+    }
+
+    /// The first column of the first row, as text.
+    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.optionalText(0)
+    }
+
+    /// The first column of the first row, as an integer.
+    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
+    }
+
+    /// `PRAGMA user_version`: the schema version that migrations maintain.
+    public var userVersion: Int {
+        get throws(SQLiteError) { Int(try scalarInt("PRAGMA user_version") ?? 0) }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" for a sound database.
+    public func integrityCheck() throws(SQLiteError) -> String {
+        try scalarText("PRAGMA integrity_check") ?? ""
+    }
+
+    /// The library version, e.g. "3.40.1".
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}

@@ -1,0 +1,168 @@
+import FarmCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A wrong command line: the message, and the usage of the command it was for.
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// One option a command accepts. Help text, environment variables and parsing all come from this one list.
+struct OptionSpec: Sendable {
+    let name: String
+    /// Placeholder for the value ("PATH"); nil for a flag.
+    let value: String?
+    let help: String
+    /// Set for options that may be given more than once.
+    let repeatable: Bool
+
+    init(_ name: String, value: String? = nil, repeatable: Bool = false, _ help: String) {
+        self.name = name
+        self.value = value
+        self.help = help
+        self.repeatable = repeatable
+    }
+
+    var isFlag: Bool { value == nil }
+
+    /// The environment variable that supplies this option when the command line does not: `--log-level` →
+    /// `OCRFARM_LOG_LEVEL`.
+    var environmentName: String {
+        "OCRFARM_" + String(name.drop(while: { $0 == "-" })).uppercased().map { $0 == "-" ? "_" : $0 }.reduce("") { $0 + String($1) }
+    }
+
+    var synopsis: String { value.map { "\(name) \($0)" } ?? name }
+}
+
+/// The parsed command line of one command.
+struct ParsedArguments {
+    private(set) var values: [String: [String]] = [:]
+    private(set) var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+    private let specs: [String: OptionSpec]
+    private let environment: [String: String]
+
+    /// Parses `arguments` against `options`. Options may be written `--name value` or `--name=value`;
+    /// `--` ends options.
+    init(_ arguments: [String], options: [OptionSpec], environment: [String: String] = ProcessEnvironment.current)
+        throws(UsageError)
+    {
+        var specs: [String: OptionSpec] = [:]
+        for option in options { specs[option.name] = option }
+        self.specs = specs
+        self.environment = environment
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            guard let spec = specs[name] else {
+                let close = options.map(\.name).filter { $0.hasPrefix(String(name.prefix(4))) }
+                let hint = close.isEmpty ? "" : " (did you mean \(close.joined(separator: " or "))?)"
+                throw UsageError(message: "unknown option \(name)\(hint)")
+            }
+            if spec.isFlag {
+                if inlineValue != nil { throw UsageError(message: "\(name) takes no value") }
+                flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else { throw UsageError(message: "\(name) needs a value (\(spec.value!))") }
+                value = arguments[index]
+                index += 1
+            }
+            if !spec.repeatable && values[name] != nil { throw UsageError(message: "\(name) given more than once") }
+            values[name, default: []].append(value)
+        }
+    }
+
+    /// The option's value from the command line, else from its environment variable.
+    func string(_ name: String) -> String? {
+        if let value = values[name]?.last { return value }
+        guard let spec = specs[name], let value = environment[spec.environmentName], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Every value of a repeatable option (comma-separated values are split too).
+    func strings(_ name: String) -> [String] {
+        let raw = values[name] ?? (string(name).map { [$0] } ?? [])
+        return raw.flatMap { $0.split(separator: ",").map { String($0).trimmed } }.filter { !$0.isEmpty }
+    }
+
+    func flag(_ name: String) -> Bool {
+        if flags.contains(name) { return true }
+        guard let spec = specs[name], let value = environment[spec.environmentName] else { return false }
+        return ["1", "true", "yes", "on"].contains(value.lowercased())
+    }
+
+    func int(_ name: String, range: ClosedRange<Int>? = nil) throws(UsageError) -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text) else { throw UsageError(message: "\(name) takes a whole number, not '\(text)'") }
+        if let range, !range.contains(value) {
+            throw UsageError(message: "\(name) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
+        }
+        return value
+    }
+
+    func double(_ name: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), value.isFinite else { throw UsageError(message: "\(name) takes a number, not '\(text)'") }
+        if let range, !range.contains(value) {
+            throw UsageError(message: "\(name) must be between \(JSON.format(range.lowerBound)) and \(JSON.format(range.upperBound)), not \(text)")
+        }
+        return value
+    }
+
+    /// The value of an option limited to `choices`.
+    func choice(_ name: String, _ choices: [String]) throws(UsageError) -> String? {
+        guard let value = string(name) else { return nil }
+        guard choices.contains(value) else {
+            throw UsageError(message: "\(name) must be one of \(choices.joined(separator: ", ")), not '\(value)'")
+        }
+        return value
+    }
+}
+
+/// The process environment as a dictionary.
+enum ProcessEnvironment {
+    static var current: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
+
+extension String {
+    var trimmed: String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}

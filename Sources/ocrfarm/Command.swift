@@ -1,0 +1,144 @@
+import FarmCore
+
+/// A subcommand: its name, one-line abstract, usage and options live next to each other, and `help`, usage
+/// errors and environment variables are generated from them.
+protocol Command: Sendable {
+    static var name: String { get }
+    static var abstract: String { get }
+    /// Positional arguments as shown in the synopsis, e.g. "IMAGE...".
+    static var arguments: String { get }
+    static var options: [OptionSpec] { get }
+    /// A few lines after the options: examples, exit statuses.
+    static var discussion: String { get }
+
+    init(_ arguments: ParsedArguments) throws(UsageError)
+    func run() throws -> ExitStatus
+}
+
+extension Command {
+    static var discussion: String { "" }
+
+    static var usage: String {
+        let flags = options.map { "[\($0.synopsis)]" }.joined(separator: " ")
+        return "ocrfarm \(name)" + (arguments.isEmpty ? "" : " \(arguments)") + (flags.isEmpty ? "" : " \(flags)")
+    }
+
+    /// The full help text of the command.
+    static var help: String {
+        var text = "\(abstract)\n\nUsage: \(usage)\n"
+        if !options.isEmpty {
+            text += "\nOptions:\n"
+            let width = min(28, options.map(\.synopsis.count).max() ?? 0)
+            for option in options {
+                let synopsis = option.synopsis
+                let padding = String(repeating: " ", count: max(1, width - synopsis.count + 2))
+                text += "  \(synopsis)\(padding)\(option.help)"
+                text += "  [env \(option.environmentName)]\n"
+            }
+        }
+        text += "  --help" + String(repeating: " ", count: max(1, min(28, options.map(\.synopsis.count).max() ?? 0) - 4)) + "Show this help.\n"
+        if !discussion.isEmpty { text += "\n" + discussion + (discussion.hasSuffix("\n") ? "" : "\n") }
+        return text
+    }
+}
+
+/// Every subcommand, in the order `help` lists them.
+enum Commands {
+    static let all: [any Command.Type] = [
+        OCRCommand.self,
+        VersionCommand.self,
+        HelpCommand.self,
+    ]
+
+    static func named(_ name: String) -> (any Command.Type)? { all.first { $0.name == name } }
+
+    static var overview: String {
+        var text = """
+        ocrfarm: a distributed batch OCR farm. Scanned pages and photos in, searchable text out.
+
+        Usage: ocrfarm COMMAND [OPTIONS]
+
+        Commands:
+
+        """
+        let width = all.map { $0.name.count }.max() ?? 0
+        for command in all {
+            text += "  \(command.name)" + String(repeating: " ", count: width - command.name.count + 2) + command.abstract + "\n"
+        }
+        text += "\nRun 'ocrfarm help COMMAND' or 'ocrfarm COMMAND --help' for a command's options.\n"
+        return text
+    }
+
+    /// Parses and runs one command line; returns the exit status.
+    static func main(_ arguments: [String]) -> ExitStatus {
+        guard let first = arguments.first else {
+            Console.error(overview)
+            return .usage
+        }
+        if first == "--help" || first == "-h" {
+            Console.out(overview)
+            return .success
+        }
+        if first == "--version" { return (try? VersionCommand(ParsedArguments([], options: [])).run()) ?? .software }
+        guard let command = named(first) else {
+            Console.error("ocrfarm: unknown command '\(first)'\n\n" + overview)
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            Console.out(command.help)
+            return .success
+        }
+        do {
+            let parsed = try ParsedArguments(rest, options: command.options)
+            let instance = try command.init(parsed)
+            return try instance.run()
+        } catch let error as UsageError {
+            Console.error("ocrfarm \(command.name): \(error.message)\nUsage: \(command.usage)\nRun 'ocrfarm help \(command.name)' for details.")
+            return .usage
+        } catch let error as CommandFailure {
+            Console.error("ocrfarm \(command.name): \(error.message)")
+            return error.status
+        } catch {
+            Console.error("ocrfarm \(command.name): \(error)")
+            return .software
+        }
+    }
+}
+
+/// A command that cannot go on, with the exit status to leave with.
+struct CommandFailure: Error {
+    let status: ExitStatus
+    let message: String
+
+    init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+struct HelpCommand: Command {
+    static let name = "help"
+    static let abstract = "Show the commands, or one command's options."
+    static let arguments = "[COMMAND]"
+    static let options: [OptionSpec] = []
+
+    let topic: String?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard arguments.positionals.count <= 1 else { throw UsageError(message: "help takes at most one command name") }
+        topic = arguments.positionals.first
+    }
+
+    func run() throws -> ExitStatus {
+        guard let topic else {
+            Console.out(Commands.overview)
+            return .success
+        }
+        guard let command = Commands.named(topic) else {
+            throw UsageError(message: "no command named '\(topic)'; commands: \(Commands.all.map { $0.name }.joined(separator: ", "))")
+        }
+        Console.out(command.help)
+        return .success
+    }
+}

@@ -1,0 +1,119 @@
+import FarmCore
+import FarmPipeline
+
+/// `ocrfarm ocr`: OCR image files in this process, with no store.
+struct OCRCommand: Command {
+    static let name = "ocr"
+    static let abstract = "OCR image files here and now, without a store (like `tesseract IMG stdout`, but faster)."
+    static let arguments = "IMAGE..."
+    static let options: [OptionSpec] = [
+        OptionSpec("--lang", value: "LANGS", "Languages in priority order, joined by '+' (default: eng)."),
+        OptionSpec("--format", value: "FORMAT", "Output: text, json, hocr, alto or pdf (default: text)."),
+        OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
+        OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
+        OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
+        OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
+        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
+    ]
+    static let discussion = """
+    A multi-page TIFF gives one page per image. With several pages, text pages are separated by form feeds,
+    JSON holds {"pages": [...]}, hOCR and ALTO hold one page element each, and the PDF has one page per image.
+    Bad files are reported one line each (file and reason) and the others still go through.
+
+    Exit status: 0 all pages read; 65 some pages failed; 66 no page could be read; 64 bad usage;
+    69 the engine or language data is unavailable.
+    """
+
+    let paths: [String]
+    let languages: [String]
+    let format: OutputFormat
+    let outPath: String?
+    let jobs: Int
+    let timeoutMilliseconds: Int?
+    let maxPixels: Int
+    let engine: String
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        paths = arguments.positionals
+        guard !paths.isEmpty else { throw UsageError(message: "no image files given") }
+        languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
+        guard !languages.isEmpty, languages.allSatisfy({ !$0.isEmpty }) else {
+            throw UsageError(message: "--lang takes languages joined by '+', e.g. chi_sim+eng")
+        }
+        let formatName = try arguments.choice("--format", OutputFormat.allCases.map(\.rawValue)) ?? "text"
+        format = OutputFormat(rawValue: formatName)!
+        outPath = arguments.string("--out")
+        jobs = try arguments.int("--jobs", range: 1...256) ?? NativeThread.processorCount
+        timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
+        maxPixels = try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000
+        engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
+        if format == .pdf && outPath == nil && Console.outputIsTerminal {
+            throw UsageError(message: "--format pdf writes binary data; give --out FILE or redirect standard output")
+        }
+    }
+
+    func run() throws -> ExitStatus {
+        if engine == "tesseract" { try EngineCheck.languages(languages) }
+        let writer = try OutputWriter(format: format, path: outPath)
+        let languages = self.languages
+        let engine = self.engine
+        let batch = LocalBatch(
+            paths: paths, slots: jobs,
+            options: RecognitionOptions(timeoutMilliseconds: timeoutMilliseconds, renderings: format.renderings),
+            limits: DecodeLimits(maxPixels: maxPixels),
+            makeRecognizer: {
+                if engine == "none" { return NullRecognizer() }
+                return try TesseractRecognizer(languages: languages)
+            })
+
+        var filesWithPages = Set<String>()
+        var filesWithFailures = Set<String>()
+        do throws(PageFailure) {
+            try batch.run { report in
+                switch report.outcome {
+                case .success:
+                    filesWithPages.insert(report.path)
+                case .failure(let failure):
+                    filesWithFailures.insert(report.path)
+                    let page = report.pageCount > 1 ? " page \(report.page + 1)" : ""
+                    Console.error("ocrfarm: \(report.path)\(page): \(failure.code): \(failure.message)")
+                }
+                writer.add(report)
+            }
+        } catch {
+            throw CommandFailure(.unavailable, error.message)
+        }
+        try writer.finish()
+        if filesWithFailures.isEmpty { return .success }
+        return filesWithPages.isEmpty ? .noInput : .dataError
+    }
+}
+
+extension OutputFormat {
+    /// What the engine must render for this output.
+    var renderings: Set<OutputFormat> {
+        switch self {
+        case .hocr: [.hocr]
+        case .alto: [.alto]
+        case .pdf: [.pdf]
+        case .text, .json: []
+        }
+    }
+}
+
+/// Checks the engine's prerequisites before any page is read, so a missing language is one clear error.
+enum EngineCheck {
+    static func languages(_ languages: [String]) throws {
+        let installed = TesseractInfo.installedLanguages
+        let missing = languages.filter { !installed.contains($0) }
+        guard missing.isEmpty else {
+            throw CommandFailure(.unavailable, "language data not installed: \(missing.joined(separator: ", ")) "
+                                 + "(installed: \(installed.joined(separator: ", ")); on Debian: apt-get install "
+                                 + missing.map { "tesseract-ocr-\($0.replacingUnderscores)" }.joined(separator: " ") + ")")
+        }
+    }
+}
+
+extension String {
+    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }).lowercased() }
+}

@@ -1,0 +1,170 @@
+import Testing
+import FarmCore
+import TestSupport
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// `ocrfarm ocr`, run as a separate process.
+@Suite("ocrfarm ocr (end to end)")
+struct OCRCommandTests {
+    let folder = TemporaryDirectory("e2e-ocr")
+
+    @Test("prints the text of phototest.tif with a CER under 2% and exits 0")
+    func text() throws {
+        let output = try Run.ocrfarm(["ocr", Fixtures.phototest])
+        #expect(output.status == 0)
+        #expect(output.stderr.isEmpty, "stderr: \(output.stderr)")
+        let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: output.text)
+        #expect(cer < 0.02, "CER \(cer)")
+    }
+
+    @Test("--format pdf writes a PDF whose pdftotext output has the same text")
+    func pdf() throws {
+        let out = folder.file("out.pdf")
+        let result = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "pdf", "--out", out])
+        #expect(result.status == 0)
+        let text = try Run.process("/usr/bin/pdftotext", [out, "-"]).text
+        let plain = try Run.ocrfarm(["ocr", Fixtures.phototest]).text
+        #expect(TextMetrics.characterErrorRate(reference: plain, hypothesis: text) < 0.01)
+        #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.02)
+    }
+
+    @Test("several images make one PDF with a page each, in order")
+    func multipagePDF() throws {
+        let out = folder.file("two.pdf")
+        let eurotext = Fixtures.path("tesseract-testdata/eurotext.tif")
+        #expect(try Run.ocrfarm(["ocr", eurotext, Fixtures.phototest, "--format", "pdf", "--out", out, "--jobs", "2"]).status == 0)
+        let info = try Run.process("/usr/bin/pdfinfo", [out]).text
+        #expect(info.contains("Pages:          2") || info.contains("Pages: 2") || info.range(of: #"Pages:\s+2"#, options: .regularExpression) != nil)
+        let secondPage = try Run.process("/usr/bin/pdftotext", ["-f", "2", "-l", "2", out, "-"]).text
+        #expect(secondPage.contains("quick brown"))
+    }
+
+    @Test("--format hocr and alto are well-formed XML documents with every page", arguments: ["hocr", "alto"])
+    func xml(format: String) throws {
+        let out = folder.file("out.\(format)")
+        let result = try Run.ocrfarm(["ocr", Fixtures.phototest, Fixtures.phototest, "--format", format, "--out", out])
+        #expect(result.status == 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: out))
+        let parser = XMLParser(data: data)
+        let counter = ElementCounter()
+        parser.delegate = counter
+        #expect(parser.parse(), "\(format) should parse: \(parser.parserError.map { "\($0)" } ?? "")")
+        if format == "hocr" {
+            #expect(counter.classes["ocr_page"] == 2)
+            #expect((counter.classes["ocrx_word"] ?? 0) > 100)
+        } else {
+            #expect(counter.elements["Page"] == 2)
+            #expect((counter.elements["String"] ?? 0) > 100)
+            #expect(counter.elements["alto"] == 1)
+        }
+    }
+
+    @Test("--format json has per page the text, mean confidence and words with boxes and confidences")
+    func json() throws {
+        let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "json"])
+        #expect(output.status == 0)
+        let document = try JSON.parse(Array(output.stdout))
+        let page = try #require(document["pages"]?[0])
+        #expect(page["source"]?.stringValue == Fixtures.phototest)
+        #expect((page["mean_confidence"]?.doubleValue ?? 0) > 80)
+        let text = try #require(page["text"]?.stringValue)
+        #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.02)
+        let words = try #require(page["words"]?.arrayValue)
+        #expect(words.count > 50)
+        let first = words[0]
+        #expect(first["text"]?.stringValue == "This")
+        #expect(Rect(json: first["box"]) != nil)
+        #expect(first["confidence"]?.doubleValue != nil)
+    }
+
+    @Test("bad files: one clear line each, the good file still read, exit 65; no library noise")
+    func badFiles() throws {
+        let zero = folder.write("zero.png", [])
+        let png = try Fixtures.read("tesseract-testdata/phototest-rotated-180.png")
+        let truncated = folder.write("truncated.png", Array(png.prefix(png.count / 2)))
+        let text = folder.write("notes.jpg", text: "this is a text file, not a photo\n")
+        let random = folder.write("random.tif", BadInput.randomBytes(10_000))
+        let bomb = folder.write("bomb.png", BadInput.pngBomb())
+        let missing = folder.file("missing.png")
+        let bad = [zero, truncated, text, random, bomb, missing]
+
+        let output = try Run.ocrfarm(["ocr"] + bad + [Fixtures.phototest])
+        #expect(output.status == 65)
+        let lines = output.stderrLines
+        #expect(lines.count == bad.count, "stderr: \(output.stderr)")
+        for (path, line) in zip(bad, lines) {
+            #expect(line.hasPrefix("ocrfarm: \(path): "), "\(line)")
+        }
+        #expect(lines[0].contains("empty"))
+        #expect(lines[1].contains("decode-failed") && lines[1].contains("png"))
+        #expect(lines[2].contains("not an image"))
+        #expect(lines[4].contains("image-too-large"))
+        #expect(lines[5].contains("unreadable") && lines[5].contains("No such file"))
+        #expect(output.text.contains("quick brown"))
+    }
+
+    @Test("when no file can be read the exit status is 66")
+    func nothingReadable() throws {
+        let output = try Run.ocrfarm(["ocr", folder.file("a.png"), folder.write("b.png", [])])
+        #expect(output.status == 66)
+        #expect(output.stderrLines.count == 2)
+    }
+
+    @Test("usage errors exit 64 with the usage line; a missing language exits 69 and names it")
+    func usage() throws {
+        let none = try Run.ocrfarm(["ocr"])
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("Usage: ocrfarm ocr IMAGE..."))
+        let badFormat = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "docx"])
+        #expect(badFormat.status == 64)
+        #expect(badFormat.stderr.contains("--format must be one of"))
+        let unknown = try Run.ocrfarm(["ocr", Fixtures.phototest, "--colour"])
+        #expect(unknown.status == 64)
+        let language = try Run.ocrfarm(["ocr", Fixtures.phototest, "--lang", "klingon"])
+        #expect(language.status == 69)
+        #expect(language.stderr.contains("klingon"))
+        #expect(language.stderrLines.count == 1)
+    }
+
+    @Test("--help and help ocr show the same option list")
+    func help() throws {
+        let a = try Run.ocrfarm(["ocr", "--help"])
+        let b = try Run.ocrfarm(["help", "ocr"])
+        #expect(a.status == 0 && b.status == 0)
+        #expect(a.text == b.text)
+        for option in ["--lang", "--format", "--out", "--jobs", "OCRFARM_JOBS"] { #expect(a.text.contains(option)) }
+    }
+
+    @Test("Tesseract runs with one OpenMP thread whatever the caller's environment says")
+    func openMP() throws {
+        for value in [nil, "8"] as [String?] {
+            let output = try Run.ocrfarm(["version", "--verbose"], environment: ["OMP_THREAD_LIMIT": value])
+            #expect(output.text.contains("openmp thread limit 1"), "with OMP_THREAD_LIMIT=\(value ?? "unset"): \(output.text)")
+        }
+    }
+
+    @Test("--engine none skips recognition but still decodes and reports bad files")
+    func nullEngine() throws {
+        let output = try Run.ocrfarm(["ocr", Fixtures.phototest, folder.write("x.png", []), "--engine", "none", "--format", "json"])
+        #expect(output.status == 65)
+        let pages = try #require(try JSON.parse(Array(output.stdout))["pages"]?.arrayValue)
+        #expect(pages.count == 2)
+        #expect(pages[0]["text"]?.stringValue == "")
+        #expect(pages[0]["width"]?.intValue == 640)
+        #expect(pages[1]["error"]?["code"]?.stringValue == "decode-failed")
+    }
+}
+
+final class ElementCounter: NSObject, XMLParserDelegate {
+    var elements: [String: Int] = [:]
+    var classes: [String: Int] = [:]
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        elements[name, default: 0] += 1
+        if let cls = attributes["class"] { classes[cls, default: 0] += 1 }
+    }
+}

@@ -1,0 +1,75 @@
+import Testing
+import FarmCore
+import FarmPipeline
+import Leptonica
+import TestSupport
+
+@Suite("Decode stage")
+struct DecoderTests {
+    @Test("bad input fails with a specific code and a reason", arguments: [
+        ("empty", [UInt8](), FailureCode.decodeFailed, "empty"),
+        ("text", Array("just some words\n".utf8), .decodeFailed, "looks like text"),
+        ("random", BadInput.randomBytes(4096), .decodeFailed, "unknown format"),
+        ("bomb", BadInput.pngBomb(), .imageTooLarge, "50000x50000"),
+    ])
+    func badInput(name: String, bytes: [UInt8], code: FailureCode, reason: String) {
+        do {
+            _ = try Decoder.decode(bytes)
+            Issue.record("\(name) should fail")
+        } catch {
+            #expect(error.code == code)
+            #expect(error.stage == "decode")
+            #expect(error.message.contains(reason), "\(error.message)")
+        }
+    }
+
+    @Test("truncated PNG, JPEG and TIFF data fail as decode-failed")
+    func truncated() throws {
+        let page = try Pix(contentsOfFile: Fixtures.phototest).grayscale()
+        for format in [ImageFormat.png, .jpeg, .tiff(.zip)] {
+            let bytes = try page.encoded(as: format)
+            do {
+                _ = try Decoder.decode(Array(bytes.prefix(bytes.count / 3)))
+                // libjpeg fills a truncated image with gray and warns; that is a decoded page, not a crash.
+                #expect(format == .jpeg, "\(format) truncated should fail")
+            } catch {
+                #expect(error.code == .decodeFailed)
+            }
+        }
+    }
+
+    @Test("the pixel limit is configurable")
+    func limit() throws {
+        let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")
+        #expect(try Decoder.decode(bytes).image.width == 640)
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(maxPixels: 640 * 480 - 1))
+            Issue.record("over the limit")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+        }
+    }
+
+    @Test("palette, alpha and 16-bit images come out as 8 or 32 bpp without colormap or alpha")
+    func normalizes() throws {
+        let gray = try Pix(contentsOfFile: Fixtures.phototest).grayscale()
+        let sixteen = try Pix(width: 64, height: 32, depth: 16)
+        let deep = try Decoder.decode(try sixteen.encoded(as: .tiff(.zip)))
+        #expect(deep.image.depth == 8)
+        let gif = try Decoder.decode(try gray.encoded(as: .gif))
+        #expect(!gif.image.hasColormap)
+        #expect(gif.format == .gif)
+        let page = try Decoder.decode(try gray.rgb().encoded(as: .png))
+        #expect(page.image.depth == 32)
+        #expect(page.image.samplesPerPixel == 3)
+    }
+
+    @Test("declared resolution is kept when credible")
+    func resolution() throws {
+        let gray = try Pix(contentsOfFile: Fixtures.phototest).grayscale()
+        gray.setResolution(x: 300, y: 300)
+        #expect(try Decoder.decode(try gray.encoded(as: .png)).declaredResolution == 300)
+        gray.setResolution(x: 1, y: 1)
+        #expect(try Decoder.decode(try gray.encoded(as: .png)).declaredResolution == 0)
+    }
+}

@@ -1,0 +1,89 @@
+import Testing
+import FarmCore
+import FarmPipeline
+import Leptonica
+import Synchronization
+import TestSupport
+
+@Suite("Local batch")
+struct LocalBatchTests {
+    let folder = TemporaryDirectory("batch-test")
+
+    @Test("pages come back in input order, multi-page TIFFs expand, bad files become failures")
+    func orderAndFailures() throws {
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let tiff = folder.write("three.tif", try Pix.multipageTIFF([page, try page.scaled(by: 0.5), page]))
+        let png = folder.write("one.png", try page.encoded(as: .png))
+        let bad = folder.write("bad.jpg", Array("not an image".utf8))
+        let missing = folder.file("missing.png")
+        let paths = [png, bad, tiff, missing, png]
+
+        let batch = LocalBatch(paths: paths, slots: 3, options: RecognitionOptions()) { NullRecognizer() }
+        var reports: [PageReport] = []
+        try batch.run { reports.append($0) }
+
+        #expect(reports.map(\.sequence) == Array(0..<7))
+        #expect(reports.map(\.path) == [png, bad, tiff, tiff, tiff, missing, png])
+        #expect(reports.map(\.page) == [0, 0, 0, 1, 2, 0, 0])
+        #expect(reports[3].pageCount == 3)
+        guard case .success(let half) = reports[3].outcome else { Issue.record("page 2 of the TIFF"); return }
+        #expect(half.result.width == 320)
+        guard case .failure(let decode) = reports[1].outcome, case .failure(let unreadable) = reports[5].outcome else {
+            Issue.record("bad and missing files should fail")
+            return
+        }
+        #expect(decode.code == .decodeFailed)
+        #expect(unreadable.code == .unreadable)
+        #expect(unreadable.message.contains("No such file"))
+    }
+
+    @Test("each slot creates its recognizer once and keeps it for every page")
+    func recognizerReuse() throws {
+        let png = folder.write("p.png", try Pix(contentsOfFile: Fixtures.phototest).encoded(as: .png))
+        let created = Mutex(0)
+        let batch = LocalBatch(paths: Array(repeating: png, count: 20), slots: 2, options: RecognitionOptions()) {
+            created.withLock { $0 += 1 }
+            return NullRecognizer()
+        }
+        var count = 0
+        try batch.run { _ in count += 1 }
+        #expect(count == 20)
+        #expect(created.withLock { $0 } == 2)
+    }
+
+    @Test("when no recognizer can be made, the batch fails with the reason")
+    func noEngine() {
+        let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2, options: RecognitionOptions()) {
+            try TesseractRecognizer(languages: ["nonexistent"])
+        }
+        do {
+            try batch.run { _ in }
+            Issue.record("should fail")
+        } catch {
+            #expect(error.message.contains("nonexistent"))
+        }
+    }
+
+    @Test("with real Tesseract, two slots read phototest in every format's rendering")
+    func realEngine() throws {
+        let batch = LocalBatch(paths: [Fixtures.phototest, Fixtures.phototest], slots: 2,
+                               options: RecognitionOptions(renderings: [.hocr, .alto, .pdf])) {
+            try TesseractRecognizer()
+        }
+        var reports: [PageReport] = []
+        try batch.run { reports.append($0) }
+        #expect(reports.count == 2)
+        for report in reports {
+            let page = try report.outcome.get()
+            let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: page.result.text)
+            #expect(cer < 0.02)
+            #expect(page.result.timings.map(\.stage) == ["decode", "recognize", "render"])
+            #expect(String(decoding: page.renderings[.hocr] ?? [], as: UTF8.self).contains("ocr_page"))
+            #expect(String(decoding: page.renderings[.alto] ?? [], as: UTF8.self).contains("<Page"))
+            #expect(page.renderings[.pdf]?.starts(with: Array("%PDF".utf8)) == true)
+        }
+        // hOCR page ids follow the batch sequence, so a merged document has unique ids.
+        let second = String(decoding: try reports[1].outcome.get().renderings[.hocr] ?? [], as: UTF8.self)
+        #expect(second.contains("id='page_2'"))
+    }
+}

@@ -1,0 +1,180 @@
+import FarmCore
+import Foundation
+
+/// Paths and helpers shared by the test targets.
+public enum Fixtures {
+    /// The package root, found from this file's location.
+    public static let packageRoot: String = {
+        var path = #filePath
+        for _ in 0..<3 { path = (path as NSString).deletingLastPathComponent }
+        return path
+    }()
+
+    public static var directory: String { packageRoot + "/Tests/Fixtures" }
+
+    public static func path(_ name: String) -> String { directory + "/" + name }
+
+    public static var phototest: String { path("tesseract-testdata/phototest.tif") }
+    public static var phototestTruth: String {
+        (try? String(contentsOfFile: path("tesseract-testdata/phototest.gt.txt"), encoding: .utf8)) ?? ""
+    }
+
+    /// The shared corpus next to the project (benchmarks' data), if present.
+    public static var sharedCorpus: String { packageRoot + "/../shared/corpus" }
+
+    /// The built `ocrfarm` binary next to the test bundle.
+    public static var binary: String {
+        let candidates = [
+            (Bundle.main.bundlePath as NSString).deletingLastPathComponent + "/ocrfarm",
+            (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/ocrfarm",
+            packageRoot + "/.build/debug/ocrfarm",
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
+    }
+}
+
+/// A temporary directory removed when the value is released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ prefix: String = "ocrfarm-test") {
+        path = (try? FileSystem.makeTemporaryDirectory(prefix: prefix)) ?? "/tmp/\(prefix)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { FileSystem.remove(path) }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    @discardableResult
+    public func write(_ name: String, _ bytes: [UInt8]) -> String {
+        let file = file(name)
+        _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        return file
+    }
+
+    @discardableResult
+    public func write(_ name: String, text: String) -> String { write(name, Array(text.utf8)) }
+}
+
+/// What a finished process left.
+public struct ProcessOutput: Sendable {
+    public let status: Int32
+    public let stdout: Data
+    public let stderr: String
+    public var text: String { String(decoding: stdout, as: UTF8.self) }
+    public var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+}
+
+/// Runs programs as separate processes and collects their output.
+public enum Run {
+    /// Runs `executable` with `arguments`, waits, and returns its output. `environment` entries are added to (or,
+    /// with a nil value, removed from) this process's environment.
+    public static func process(_ executable: String, _ arguments: [String], environment: [String: String?] = [:],
+                               stdin: Data? = nil, currentDirectory: String? = nil) throws -> ProcessOutput
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment {
+            if let value { env[key] = value } else { env.removeValue(forKey: key) }
+        }
+        process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        let inPipe = Pipe()
+        process.standardInput = inPipe
+        try process.run()
+        if let stdin { inPipe.fileHandleForWriting.write(stdin) }
+        try? inPipe.fileHandleForWriting.close()
+        // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = errPipe.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return ProcessOutput(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs the built `ocrfarm` binary.
+    public static func ocrfarm(_ arguments: [String], environment: [String: String?] = [:], stdin: Data? = nil,
+                               currentDirectory: String? = nil) throws -> ProcessOutput
+    {
+        try process(Fixtures.binary, arguments, environment: environment, stdin: stdin, currentDirectory: currentDirectory)
+    }
+
+    /// Finds a program on PATH.
+    public static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
+
+/// Files that decoders must refuse, made fresh by each test.
+public enum BadInput {
+    /// A PNG whose header declares `width`×`height` pixels of 8-bit gray but carries almost no data.
+    public static func pngBomb(width: UInt32 = 50_000, height: UInt32 = 50_000) -> [UInt8] {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let typeBytes = Array(type.utf8)
+            var out = bigEndian(UInt32(data.count)) + typeBytes + data
+            out += bigEndian(crc32(typeBytes + data))
+            return out
+        }
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let header = bigEndian(width) + bigEndian(height) + [8, 0, 0, 0, 0]
+        // A stored (uncompressed) zlib stream of 1,000 zero bytes: enough for a decoder to start allocating.
+        let payload = [UInt8](repeating: 0, count: 1000)
+        var zlib: [UInt8] = [0x78, 0x01, 0x01, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8),
+                             UInt8(~payload.count & 0xFF), UInt8((~payload.count >> 8) & 0xFF)]
+        zlib += payload
+        zlib += bigEndian(adler32(payload))
+        return signature + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+    }
+
+    public static func randomBytes(_ count: Int, seed: UInt64 = 42) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+
+    static func adler32(_ bytes: [UInt8]) -> UInt32 {
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
+        return (b << 16) | a
+    }
+}
+
+extension Fixtures {
+    /// The bytes of a fixture file.
+    public static func read(_ name: String) throws -> [UInt8] { try FileSystem.read(path(name)) }
+}
