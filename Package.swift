@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "CLeptonica", path: "Sources/CLeptonica", providers: [.apt(["libleptonica-dev"])]),
         .systemLibrary(name: "CTesseract", path: "Sources/CTesseract", providers: [.apt(["libtesseract-dev"])]),
         .systemLibrary(name: "CQPDF", path: "Sources/CQPDF", providers: [.apt(["libqpdf-dev"])]),
+        .systemLibrary(name: "CJemalloc", path: "Sources/CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
 
         // Wrappers: the only importers of the C modules; they own every C pointer.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -22,13 +23,14 @@ let package = Package(
         .target(name: "Leptonica", dependencies: ["CLeptonica"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "Leptonica"]),
         .target(name: "QPDF", dependencies: ["CQPDF"]),
+        .target(name: "Allocator", dependencies: ["CJemalloc"]),
 
         // Domain.
         .target(name: "FarmCore"),
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "Leptonica", "Tesseract", "QPDF"]),
 
         // The thin CLI.
-        .executableTarget(name: "ocrfarm", dependencies: ["FarmCore", "FarmPipeline"]),
+        .executableTarget(name: "ocrfarm", dependencies: ["FarmCore", "FarmPipeline", "Allocator"]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
         .target(name: "TestSupport", dependencies: ["FarmCore"], path: "Tests/TestSupport"),

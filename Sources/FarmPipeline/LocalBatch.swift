@@ -58,21 +58,39 @@ public final class LocalBatch: Sendable {
         let events = BlockingQueue<Event>()
 
         let producer = NativeThread.start(name: "reader") { [self] in
+            // Sequence numbers follow the input order. Within each window of files, the largest go first: bigger
+            // files usually hold more text, and starting them early keeps the last pages of a batch short, so no
+            // slot idles at the end while another finishes a long page. Results are still reported in input order.
+            let window = max(8, slots * 4)
             var sequence = 0
-            for path in paths {
-                let bytes: [UInt8]
-                do throws(FileError) {
-                    bytes = try FileSystem.read(path, limit: maxFileBytes)
-                } catch {
-                    let failure = PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason)
-                    events.push(.report(PageReport(sequence: sequence, path: path, page: 0, pageCount: 1, outcome: .failure(failure))))
-                    sequence += 1
-                    continue
+            for start in stride(from: 0, to: paths.count, by: window) {
+                let indices = Array(start..<min(start + window, paths.count))
+                var loaded: [(index: Int, bytes: Result<[UInt8], FileError>, pages: Int, first: Int)] = []
+                for index in indices {
+                    let bytes: Result<[UInt8], FileError>
+                    do throws(FileError) {
+                        bytes = .success(try FileSystem.read(paths[index], limit: maxFileBytes))
+                    } catch {
+                        bytes = .failure(error)
+                    }
+                    let pages = (try? bytes.get()).map { Pix.pageCount(of: $0) } ?? 1
+                    loaded.append((index, bytes, pages, sequence))
+                    sequence += pages
                 }
-                let count = Pix.pageCount(of: bytes)
-                for page in 0..<count {
-                    guard jobs.push(PageJob(sequence: sequence, path: path, page: page, pageCount: count, bytes: bytes)) else { return }
-                    sequence += 1
+                for file in loaded.sorted(by: { ((try? $0.bytes.get())?.count ?? 0) > ((try? $1.bytes.get())?.count ?? 0) }) {
+                    let path = paths[file.index]
+                    switch file.bytes {
+                    case .failure(let error):
+                        let failure = PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason)
+                        events.push(.report(PageReport(sequence: file.first, path: path, page: 0, pageCount: 1,
+                                                       outcome: .failure(failure))))
+                    case .success(let bytes):
+                        for page in 0..<file.pages {
+                            let job = PageJob(sequence: file.first + page, path: path, page: page, pageCount: file.pages,
+                                              bytes: bytes)
+                            guard jobs.push(job) else { return }
+                        }
+                    }
                 }
             }
             jobs.close()

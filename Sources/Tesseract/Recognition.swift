@@ -68,6 +68,14 @@ public struct Recognition: Sendable {
     public let meanConfidence: Double
 
     public var words: [RecognizedWord] { blocks.flatMap { $0.paragraphs.flatMap { $0.lines.flatMap(\.words) } } }
+
+    /// Plain text laid out the way Tesseract's `GetUTF8Text` does it: words joined by spaces, each line ending in a
+    /// newline, and an empty line between paragraphs.
+    public static func text(of blocks: [RecognizedBlock]) -> String {
+        blocks.flatMap(\.paragraphs).map { paragraph in
+            paragraph.lines.map { $0.words.map(\.text).joined(separator: " ") + "\n" }.joined()
+        }.joined(separator: "\n")
+    }
     public var lines: [RecognizedLine] { blocks.flatMap { $0.paragraphs.flatMap(\.lines) } }
 }
 

@@ -53,7 +53,9 @@ final class OutputWriter {
         switch format {
         case .text:
             guard case .success(let page) = report.outcome else { return }
-            emit(page.result.text + "\u{0C}")
+            // Like Tesseract's text renderer: a form feed between pages, none after the last.
+            emit((pagesWritten > 0 ? "\u{0C}" : "") + page.result.text)
+            pagesWritten += 1
         case .json:
             var fields: [(String, JSON)] = [("source", JSON(report.path)), ("page", JSON(report.page + 1))]
             switch report.outcome {

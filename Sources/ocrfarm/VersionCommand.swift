@@ -1,3 +1,4 @@
+import Allocator
 import FarmCore
 import FarmPipeline
 #if canImport(Glibc)
@@ -32,6 +33,7 @@ struct VersionCommand: Command {
             text += "languages \(TesseractInfo.installedLanguages.joined(separator: " "))\n"
             text += "osd \(TesseractInfo.hasOrientationData ? "installed" : "missing")\n"
             text += "openmp thread limit \(OpenMP.threadLimit.map(String.init) ?? "unknown")\n"
+            text += "allocator \(Allocator.name)\n"
             text += "cores \(NativeThread.processorCount)\n"
         }
         Console.out(text)
