@@ -27,10 +27,19 @@ let package = Package(
 
         // Domain.
         .target(name: "FarmCore"),
-        .target(name: "FarmPipeline", dependencies: ["FarmCore", "Leptonica", "Tesseract", "QPDF"]),
+        .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
+        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
+        .target(name: "FarmRuntime", dependencies: ["FarmCore"]),
+        .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "Leptonica", "Tesseract", "QPDF"]),
+        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
+        .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
+        .target(name: "FarmWorker", dependencies: ["FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
 
         // The thin CLI.
-        .executableTarget(name: "ocrfarm", dependencies: ["FarmCore", "FarmPipeline", "Allocator"]),
+        .executableTarget(name: "ocrfarm", dependencies: [
+            "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
+            "FarmProtocol", "ZeroMQ", "Allocator",
+        ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
         .target(name: "TestSupport", dependencies: ["FarmCore"], path: "Tests/TestSupport"),
@@ -42,6 +51,9 @@ let package = Package(
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "TestSupport"]),
+        .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore"]),
+        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
+        .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "TestSupport"]),
     ]
 )

@@ -33,6 +33,19 @@ public enum FileSystem {
         public let modified: Double
         public let device: UInt64
         public let inode: UInt64
+
+        init(_ info: stat) {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: kind = .file
+            case S_IFDIR: kind = .directory
+            case S_IFLNK: kind = .symlink
+            default: kind = .other
+            }
+            size = Int64(info.st_size)
+            modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
     }
 
     /// The status of `path`, following symlinks unless `followLinks` is false.
@@ -40,16 +53,7 @@ public enum FileSystem {
         var info = stat()
         let rc = followLinks ? stat(path, &info) : lstat(path, &info)
         guard rc == 0 else { throw FileError(path: path) }
-        let kind: Kind
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: kind = .file
-        case S_IFDIR: kind = .directory
-        case S_IFLNK: kind = .symlink
-        default: kind = .other
-        }
-        return Status(kind: kind, size: Int64(info.st_size),
-                      modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9,
-                      device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return Status(info)
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -61,6 +65,10 @@ public enum FileSystem {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path) }
         defer { close(fd) }
+        return try readAll(fd, path: path, limit: limit)
+    }
+
+    static func readAll(_ fd: Int32, path: String, limit: Int?) throws(FileError) -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path, reason: "is a directory", code: EISDIR) }

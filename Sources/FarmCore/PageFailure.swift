@@ -23,6 +23,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Comparable, Cus
     public static let sourceChanged = FailureCode("source-changed")
     /// A PDF could not be opened or rasterized.
     public static let pdfFailed = FailureCode("pdf-failed")
+    /// A PDF needs a password to open.
+    public static let pdfEncrypted = FailureCode("pdf-encrypted")
     /// An internal error in ocrfarm itself.
     public static let internalError = FailureCode("internal-error")
 

@@ -167,3 +167,70 @@ extension Word {
         return .object(fields)
     }
 }
+
+// MARK: - Reading results back
+
+extension PageResult {
+    /// Reads a page written by `json` (words, lines and blocks are rebuilt from the stored structure).
+    public init?(json: JSON) {
+        guard let width = json["width"]?.intValue, let height = json["height"]?.intValue else { return nil }
+        let blocks = json["blocks"]?.arrayValue?.compactMap(Block.init(json:))
+        self.init(width: width, height: height, resolution: json["resolution"]?.intValue ?? 0,
+                  text: json["text"]?.stringValue ?? "", meanConfidence: json["mean_confidence"]?.doubleValue ?? 0,
+                  blocks: blocks ?? [],
+                  timings: json["timings_ms"]?.objectValue?.map { StageTiming(stage: $0.0, milliseconds: $0.1.doubleValue ?? 0) } ?? [])
+    }
+
+    /// The full structure (blocks → paragraphs → lines → words) as JSON, for storage.
+    public var structureJSON: JSON {
+        .object([
+            ("width", JSON(width)),
+            ("height", JSON(height)),
+            ("resolution", JSON(resolution)),
+            ("mean_confidence", .rounded(meanConfidence)),
+            ("blocks", .array(blocks.map(\.json))),
+            ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
+        ])
+    }
+}
+
+extension Block {
+    public var json: JSON {
+        .object([("box", box.json), ("kind", JSON(kind)), ("paragraphs", .array(paragraphs.map(\.json)))])
+    }
+
+    public init?(json: JSON) {
+        guard let box = Rect(json: json["box"]) else { return nil }
+        self.init(box: box, kind: json["kind"]?.stringValue ?? "text",
+                  paragraphs: json["paragraphs"]?.arrayValue?.compactMap(Paragraph.init(json:)) ?? [])
+    }
+}
+
+extension Paragraph {
+    public var json: JSON { .object([("box", box.json), ("lines", .array(lines.map(\.json)))]) }
+
+    public init?(json: JSON) {
+        guard let box = Rect(json: json["box"]) else { return nil }
+        self.init(box: box, lines: json["lines"]?.arrayValue?.compactMap(Line.init(json:)) ?? [])
+    }
+}
+
+extension Line {
+    public var json: JSON { .object([("box", box.json), ("words", .array(words.map(\.json)))]) }
+
+    public init?(json: JSON) {
+        guard let box = Rect(json: json["box"]) else { return nil }
+        self.init(box: box, words: json["words"]?.arrayValue?.compactMap(Word.init(json:)) ?? [])
+    }
+}
+
+extension Word {
+    public init?(json: JSON) {
+        guard let text = json["text"]?.stringValue, let box = Rect(json: json["box"]) else { return nil }
+        self.init(text: text, box: box, confidence: json["confidence"]?.doubleValue ?? 0,
+                  candidates: json["candidates"]?.arrayValue?.compactMap { candidate in
+                      candidate["text"]?.stringValue.map { Candidate(text: $0, confidence: candidate["confidence"]?.doubleValue ?? 0) }
+                  } ?? [],
+                  language: json["language"]?.stringValue)
+    }
+}

@@ -30,6 +30,21 @@ public enum QPDF {
 
     /// Page count and encryption of the PDF at `path`.
     public static func info(_ path: String, password: String? = nil) throws(QPDFError) -> PDFInfo {
+        try info(password: password, name: path) { handle in qpdf_read(handle, path, password) }
+    }
+
+    /// Page count and encryption of a PDF in memory; `name` appears in messages.
+    public static func info(bytes: [UInt8], name: String = "PDF", password: String? = nil) throws(QPDFError) -> PDFInfo {
+        try bytes.withUnsafeBufferPointer { buffer throws(QPDFError) in
+            try info(password: password, name: name) { handle in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), password)
+                }
+            }
+        }
+    }
+
+    private static func info(password: String?, name path: String, read: (qpdf_data?) -> Int32) throws(QPDFError) -> PDFInfo {
         var handle: qpdf_data? = qpdf_init()
         defer { qpdf_cleanup(&handle) }
         let log = MessageLog()
@@ -38,7 +53,7 @@ public enum QPDF {
         qpdf_set_logger(handle, logger)
         qpdf_set_suppress_warnings(handle, 1)
         qpdf_silence_errors(handle)
-        let rc = qpdf_read(handle, path, password)
+        let rc = read(handle)
         if (rc & Int32(QPDF_ERRORS)) != 0 || qpdf_has_error(handle) != 0 {
             var message = log.text
             if let error = qpdf_get_error(handle), let text = qpdf_get_error_full_text(handle, error) {

@@ -23,6 +23,11 @@ public final class Poller {
         return items.count - 1
     }
 
+    /// Puts `socket` in the place of the socket at `index` (after a reconnect made a new one).
+    public func replace(at index: Int, with socket: Socket) {
+        sockets[index] = socket
+    }
+
     /// Waits up to `timeoutMilliseconds` (-1: forever) for any socket to be ready; returns how many are.
     /// A signal ends the wait early with 0.
     @discardableResult
@@ -30,6 +35,8 @@ public final class Poller {
         for index in items.indices {
             items[index].revents = 0
             items[index].socket = sockets[index].handle
+            // A closed socket is skipped (a null socket with a negative descriptor is ignored by poll).
+            items[index].fd = sockets[index].handle == nil ? -1 : 0
         }
         let rc = items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32($0.count), timeoutMilliseconds) }
         if rc < 0 {

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,12 +18,15 @@ struct OptionSpec: Sendable {
     let help: String
     /// Set for options that may be given more than once.
     let repeatable: Bool
+    /// Internal options (used between ocrfarm processes) are accepted but not shown in help.
+    let hidden: Bool
 
-    init(_ name: String, value: String? = nil, repeatable: Bool = false, _ help: String) {
+    init(_ name: String, value: String? = nil, repeatable: Bool = false, hidden: Bool = false, _ help: String) {
         self.name = name
         self.value = value
         self.help = help
         self.repeatable = repeatable
+        self.hidden = hidden
     }
 
     var isFlag: Bool { value == nil }
@@ -139,22 +143,6 @@ struct ParsedArguments {
             throw UsageError(message: "\(name) must be one of \(choices.joined(separator: ", ")), not '\(value)'")
         }
         return value
-    }
-}
-
-/// The process environment as a dictionary.
-enum ProcessEnvironment {
-    static var current: [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return result
     }
 }
 

@@ -19,7 +19,7 @@ extension Command {
     static var discussion: String { "" }
 
     static var usage: String {
-        let flags = options.map { "[\($0.synopsis)]" }.joined(separator: " ")
+        let flags = options.filter { !$0.hidden }.map { "[\($0.synopsis)]" }.joined(separator: " ")
         return "ocrfarm \(name)" + (arguments.isEmpty ? "" : " \(arguments)") + (flags.isEmpty ? "" : " \(flags)")
     }
 
@@ -29,7 +29,7 @@ extension Command {
         if !options.isEmpty {
             text += "\nOptions:\n"
             let width = min(28, options.map(\.synopsis.count).max() ?? 0)
-            for option in options {
+            for option in options where !option.hidden {
                 let synopsis = option.synopsis
                 let padding = String(repeating: " ", count: max(1, width - synopsis.count + 2))
                 text += "  \(synopsis)\(padding)\(option.help)"
@@ -45,6 +45,11 @@ extension Command {
 /// Every subcommand, in the order `help` lists them.
 enum Commands {
     static let all: [any Command.Type] = [
+        RunCommand.self,
+        SubmitCommand.self,
+        CoordinatorCommand.self,
+        WorkerCommand.self,
+        StatusCommand.self,
         OCRCommand.self,
         VersionCommand.self,
         HelpCommand.self,

@@ -178,3 +178,43 @@ extension Fixtures {
     /// The bytes of a fixture file.
     public static func read(_ name: String) throws -> [UInt8] { try FileSystem.read(path(name)) }
 }
+
+/// Small valid images made on the fly.
+public enum TestImages {
+    /// A valid 8-bit gray PNG, all one shade, with `marker` in a text chunk so every file's content differs.
+    public static func png(width: UInt32 = 8, height: UInt32 = 8, shade: UInt8 = 255, marker: String = "") -> [UInt8] {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let typeBytes = Array(type.utf8)
+            return BadInput.bigEndian(UInt32(data.count)) + typeBytes + data + BadInput.bigEndian(BadInput.crc32(typeBytes + data))
+        }
+        var raw: [UInt8] = []
+        for _ in 0..<height { raw.append(0); raw += [UInt8](repeating: shade, count: Int(width)) }
+        var zlib: [UInt8] = [0x78, 0x01, 0x01, UInt8(raw.count & 0xFF), UInt8(raw.count >> 8),
+                             UInt8(~raw.count & 0xFF), UInt8((~raw.count >> 8) & 0xFF)]
+        zlib += raw + BadInput.bigEndian(BadInput.adler32(raw))
+        let header = BadInput.bigEndian(width) + BadInput.bigEndian(height) + [8, 0, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header)
+            + chunk("tEXt", Array("Comment\0\(marker)".utf8)) + chunk("IDAT", zlib) + chunk("IEND", [])
+    }
+
+    /// `count` copies of phototest.tif, each with different trailing bytes (so each is its own document).
+    public static func phototestCopies(_ count: Int, in folder: TemporaryDirectory, prefix: String = "photo") throws -> String {
+        let directory = folder.file(prefix)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let original = try Fixtures.read("tesseract-testdata/phototest.tif")
+        for index in 0..<count {
+            folder.write("\(prefix)/\(prefix)-\(index).tif", original + Array("copy \(index)".utf8))
+        }
+        return directory
+    }
+
+    /// `count` tiny distinct PNGs in a folder.
+    public static func tinyPages(_ count: Int, in folder: TemporaryDirectory, prefix: String = "tiny") throws -> String {
+        let directory = folder.file(prefix)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for index in 0..<count {
+            folder.write("\(prefix)/\(prefix)-\(index).png", png(marker: "\(prefix) \(index)"))
+        }
+        return directory
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file path as the operating system has it: bytes, which need not be UTF-8. Archives hold names that are
+/// not valid UTF-8; turning them into Swift strings would replace bytes and lose the file.
+public struct RawPath: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ string: String) { self.bytes = Array(string.utf8) }
+
+    /// For people: invalid bytes shown as \xNN, control characters (newlines in names) escaped.
+    public var description: String {
+        var out = ""
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                switch byte {
+                case 0x0A: out += "\\n"
+                case 0x09: out += "\\t"
+                case 0x0D: out += "\\r"
+                case 0x5C: out += "\\\\"
+                case 0..<0x20, 0x7F: out += "\\x" + hex(byte)
+                default: out.unicodeScalars.append(Unicode.Scalar(byte))
+                }
+                index += 1
+                continue
+            }
+            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            if length > 1, index + length <= bytes.count,
+               let text = String(validating: bytes[index..<index + length], as: UTF8.self) {
+                out += text
+                index += length
+            } else {
+                out += "\\x" + hex(byte)
+                index += 1
+            }
+        }
+        return out
+    }
+
+    /// The path as a string when it is valid UTF-8.
+    public var string: String? { String(validating: bytes, as: UTF8.self) }
+
+    public static func < (a: RawPath, b: RawPath) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    public func appending(_ name: [UInt8]) -> RawPath {
+        var result = bytes
+        if result.last != UInt8(ascii: "/") { result.append(UInt8(ascii: "/")) }
+        result.append(contentsOf: name)
+        return RawPath(bytes: result)
+    }
+
+    /// The last component, as bytes.
+    public var lastComponent: [UInt8] {
+        var end = bytes.count
+        while end > 1 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        let start = bytes[..<end].lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        return Array(bytes[start..<end])
+    }
+
+    /// Calls `body` with a NUL-terminated C string of the path.
+    public func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        var terminated = bytes.map { CChar(bitPattern: $0) }
+        terminated.append(0)
+        return try terminated.withUnsafeBufferPointer { try body($0.baseAddress!) }
+    }
+
+    private func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+    }
+
+    /// The process's arguments as raw bytes (Swift's `CommandLine.arguments` repairs invalid UTF-8).
+    public static var arguments: [RawPath] {
+        (0..<Int(CommandLine.argc)).map { index in
+            guard let pointer = CommandLine.unsafeArgv[index] else { return RawPath(bytes: []) }
+            return RawPath(bytes: Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                                            count: strlen(pointer))))
+        }
+    }
+}
+
+extension FileSystem {
+    /// Reads a whole file named by raw bytes.
+    public static func read(_ path: RawPath, limit: Int? = nil) throws(FileError) -> [UInt8] {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw FileError(path: path.description) }
+        defer { close(fd) }
+        return try readAll(fd, path: path.description, limit: limit)
+    }
+
+    /// The status of a path named by raw bytes.
+    public static func status(_ path: RawPath, followLinks: Bool = true) throws(FileError) -> Status {
+        var info = stat()
+        let rc = path.withCString { followLinks ? stat($0, &info) : lstat($0, &info) }
+        guard rc == 0 else { throw FileError(path: path.description) }
+        return Status(info)
+    }
+
+    /// The entries of a directory as raw names (without "." and ".."), unsorted.
+    public static func entries(_ path: RawPath) throws(FileError) -> [[UInt8]] {
+        guard let directory = path.withCString({ opendir($0) }) else { throw FileError(path: path.description) }
+        defer { closedir(directory) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            if name != [UInt8(ascii: ".")] && name != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
+        }
+        return names
+    }
+
+    /// The absolute, symlink-free form of an existing path.
+    public static func canonicalPath(_ path: RawPath) -> RawPath? {
+        guard let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return RawPath(bytes: Array(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self),
+                                                        count: strlen(resolved))))
+    }
+}

@@ -1,0 +1,175 @@
+import FarmCore
+import FarmPipeline
+import FarmStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `submit` was asked to do.
+public struct SubmitOptions: Sendable {
+    /// Put every file into one document with this name (pages in order); nil: one document per file.
+    public var documentName: String?
+    public var priority: Int
+    public var pageOptions: PageOptions
+    /// Submit files again even when the same content was submitted before.
+    public var force: Bool
+
+    public init(documentName: String? = nil, priority: Int = 0, pageOptions: PageOptions = PageOptions(), force: Bool = false) {
+        self.documentName = documentName
+        self.priority = priority
+        self.pageOptions = pageOptions
+        self.force = force
+    }
+}
+
+/// What a submission did.
+public struct SubmitReport: Sendable {
+    public struct Added: Sendable {
+        public let id: DocumentID
+        public let name: String
+        public let pages: Int
+        public let failedPages: Int
+    }
+
+    public var added: [Added] = []
+    /// Files whose content was submitted before (and the document that holds it).
+    public var skipped: [(path: RawPath, existing: String)] = []
+    /// Paths that could not be read at all (missing, unreadable, loops): nothing was recorded for them.
+    public var problems: [(path: RawPath, reason: String)] = []
+    /// Files recorded as failed pages right away (not images, empty, encrypted PDFs…).
+    public var invalid: [(path: RawPath, failure: PageFailure)] = []
+
+    public var pages: Int { added.reduce(0) { $0 + $1.pages } }
+    public var documentIDs: [DocumentID] { added.map(\.id) }
+}
+
+/// Adds files and folders to the store: folders recursively in natural order (page2 before page10), image
+/// type judged by content, multi-page TIFFs and PDFs one page each, a content hash so resubmissions are skipped.
+public final class Submission {
+    private let store: Store
+    private let options: SubmitOptions
+    private let batchSize = 256
+
+    public init(store: Store, options: SubmitOptions) {
+        self.store = store
+        self.options = options
+    }
+
+    /// Submits `paths`; `progress` is called with (files done, files found) now and then.
+    public func submit(_ paths: [RawPath], progress: (Int, Int) -> Void = { _, _ in }) throws -> SubmitReport {
+        var report = SubmitReport()
+        let files = collect(paths, report: &report)
+        var batch: [NewDocument] = []
+        var combined: (pages: [NewPage], hashes: [String], invalid: Int) = ([], [], 0)
+
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            let ids = try store.add(batch)
+            for (id, document) in zip(ids, batch) {
+                report.added.append(.init(id: id, name: document.name, pages: document.pages.count,
+                                          failedPages: document.pages.filter { $0.failure != nil }.count))
+            }
+            batch.removeAll()
+        }
+
+        for (index, path) in files.enumerated() {
+            if index % 64 == 0 { progress(index, files.count) }
+            let bytes: [UInt8]
+            do throws(FileError) {
+                bytes = try FileSystem.read(path)
+            } catch {
+                report.problems.append((path, error.reason))
+                continue
+            }
+            let hash = SHA256.hex(bytes)
+            let inspection = SourceInspector.inspect(bytes, name: path.description)
+            let pages: [NewPage]
+            if let failure = inspection.failure {
+                pages = [NewPage(source: path, index: 0, kind: "invalid", failure: failure)]
+                report.invalid.append((path, failure))
+            } else {
+                pages = (0..<inspection.pages).map { NewPage(source: path, index: $0, kind: inspection.kind.rawValue) }
+            }
+            if options.documentName != nil {
+                combined.pages += pages
+                combined.hashes.append(hash)
+                continue
+            }
+            if !options.force, let existing = try store.document(withHash: hash) {
+                report.skipped.append((path, existing.name))
+                continue
+            }
+            batch.append(NewDocument(name: path.description, source: path, contentHash: hash, priority: options.priority,
+                                     options: options.pageOptions, pages: pages))
+            if batch.count >= batchSize { try flush() }
+        }
+        if let name = options.documentName, !combined.pages.isEmpty {
+            let hash = SHA256.hex(Array(combined.hashes.joined(separator: "\n").utf8))
+            if !options.force, let existing = try store.document(withHash: hash) {
+                report.skipped.append((RawPath(name), existing.name))
+            } else {
+                batch.append(NewDocument(name: name, source: paths.count == 1 ? paths[0] : RawPath(name), contentHash: hash,
+                                         priority: options.priority, options: options.pageOptions, pages: combined.pages))
+            }
+        }
+        try flush()
+        progress(files.count, files.count)
+        return report
+    }
+
+    /// The files named by `paths`, folders expanded recursively in natural order, each file once.
+    private func collect(_ paths: [RawPath], report: inout SubmitReport) -> [RawPath] {
+        var files: [RawPath] = []
+        // The store and its journal files live among the pages more often than not; never submit them.
+        var seenFiles = Set<FileKey>(["", "-wal", "-shm", "-journal"].compactMap { suffix in
+            (try? FileSystem.status(store.path + suffix)).map { FileKey(device: $0.device, inode: $0.inode) }
+        })
+        var visiting = Set<FileKey>()
+
+        func walk(_ path: RawPath, depth: Int) {
+            let status: FileSystem.Status
+            do throws(FileError) {
+                status = try FileSystem.status(path)
+            } catch {
+                let reason = error.code == ELOOP ? "symbolic link loop" : error.reason
+                report.problems.append((path, reason))
+                return
+            }
+            let key = FileKey(device: status.device, inode: status.inode)
+            switch status.kind {
+            case .directory:
+                guard !visiting.contains(key), depth < 64 else {
+                    report.problems.append((path, "symbolic link loop (the folder contains itself)"))
+                    return
+                }
+                visiting.insert(key)
+                defer { visiting.remove(key) }
+                let names: [[UInt8]]
+                do throws(FileError) {
+                    names = try FileSystem.entries(path)
+                } catch {
+                    report.problems.append((path, error.reason))
+                    return
+                }
+                let ordered = names.sorted { a, b in
+                    NaturalOrder.areInIncreasingOrder(String(decoding: a, as: UTF8.self), String(decoding: b, as: UTF8.self))
+                }
+                for name in ordered where name.first != UInt8(ascii: ".") {
+                    walk(path.appending(name), depth: depth + 1)
+                }
+            case .file:
+                if seenFiles.insert(key).inserted { files.append(path) }
+            case .symlink, .other:
+                report.problems.append((path, "not a regular file"))
+            }
+        }
+
+        for path in paths { walk(path, depth: 0) }
+        return files
+    }
+}
+
+private struct FileKey: Hashable {
+    let device: UInt64
+    let inode: UInt64
+}

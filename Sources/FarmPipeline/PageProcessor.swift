@@ -1,0 +1,119 @@
+import FarmCore
+import FarmRuntime
+import Leptonica
+
+/// Where a page's bytes come from.
+public enum PageSource: Sendable {
+    /// Image file bytes; `index` picks the page of a multi-page TIFF.
+    case image([UInt8], index: Int)
+    /// PDF bytes; `index` picks the page to rasterize.
+    case pdf([UInt8], index: Int)
+}
+
+/// Which engine a slot runs.
+public enum EngineKind: String, Sendable, CaseIterable {
+    case tesseract
+    /// Returns an empty result at once, without decoding: for measuring everything around OCR.
+    case none
+}
+
+/// Runs the page pipeline for one slot: decode (or rasterize) and recognize, with one engine per language set,
+/// created on first use and kept. Not `Sendable`: one processor per slot thread.
+public final class PageProcessor {
+    public let engine: EngineKind
+    public let limits: DecodeLimits
+    private var recognizers: [[String]: any PageRecognizer] = [:]
+    private var recognizerOrder: [[String]] = []
+    /// Engines kept per slot; a page in another language set replaces the least recently used one.
+    private let maxEngines = 2
+
+    public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits()) {
+        self.engine = engine
+        self.limits = limits
+    }
+
+    /// Creates the engine for `languages` now (so a worker fails at start, not at its first page).
+    public func prepare(languages: [String]) throws(PageFailure) {
+        _ = try recognizer(for: languages)
+    }
+
+    public var engineName: String {
+        engine == .none ? "none" : recognizers.values.first?.engineName ?? "tesseract"
+    }
+
+    /// Decodes and recognizes one page; every failure is a `PageFailure`, never a crash.
+    public func process(_ source: PageSource, options: PageOptions, renderings: Set<OutputFormat> = [],
+                        sourceName: String = "", pageNumber: Int = 0) throws(PageFailure) -> RecognizedPage
+    {
+        if engine == .none { return RecognizedPage(result: .empty(width: 0, height: 0, resolution: 0)) }
+        let start = Clock.monotonicNanoseconds
+        let decoded: DecodedPage
+        switch source {
+        case .image(let bytes, let index):
+            decoded = try Decoder.decode(bytes, page: index, limits: limits)
+        case .pdf(let bytes, let index):
+            let png = try PDFRasterizer.rasterize(bytes, page: index)
+            decoded = try Decoder.decode(png, limits: limits)
+        }
+        let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
+        let recognizer = try recognizer(for: options.languages)
+        var page = try recognizer.recognize(decoded, pageNumber: pageNumber, options: RecognitionOptions(
+            timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName))
+        page.result.timings.insert(decodeTime, at: 0)
+        return page
+    }
+
+    private func recognizer(for languages: [String]) throws(PageFailure) -> any PageRecognizer {
+        if let existing = recognizers[languages] {
+            recognizerOrder.removeAll { $0 == languages }
+            recognizerOrder.append(languages)
+            return existing
+        }
+        let made: any PageRecognizer = engine == .none ? NullRecognizer() : try TesseractRecognizer(languages: languages)
+        if recognizers.count >= maxEngines, let oldest = recognizerOrder.first {
+            recognizers.removeValue(forKey: oldest)
+            recognizerOrder.removeFirst()
+        }
+        recognizers[languages] = made
+        recognizerOrder.append(languages)
+        return made
+    }
+}
+
+/// Renders a PDF page to an image with poppler's `pdftoppm`.
+public enum PDFRasterizer {
+    public static let stage = "rasterize"
+    public static let resolution = 300
+
+    public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int = resolution) throws(PageFailure) -> [UInt8] {
+        guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
+            throw PageFailure(stage: stage, code: .pdfFailed, message: "pdftoppm is not installed (Debian: poppler-utils)",
+                              retryable: true)
+        }
+        let folder: String
+        do throws(FileError) {
+            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        defer { FileSystem.remove(folder) }
+        let status: Int32
+        do throws(FileError) {
+            try FileSystem.write(pdf, to: folder + "/in.pdf")
+            let child = try ChildProcess(
+                executable: tool,
+                arguments: ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
+                            folder + "/in.pdf", folder + "/page"],
+                outputPath: folder + "/log.txt")
+            status = child.wait()
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
+            let log = (try? FileSystem.readText(folder + "/log.txt")) ?? ""
+            let reason = log.split(separator: "\n").last.map(String.init) ?? "pdftoppm exited with \(status)"
+            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot rasterize page \(page + 1): \(reason)")
+        }
+        return png
+    }
+}

@@ -1,0 +1,209 @@
+import FarmCore
+
+/// The wire protocol between coordinator and workers, after the ZeroMQ guide's Majordomo and Paranoid Pirate.
+///
+/// A message is a list of frames: `[version "OCRF1"] [command] [header: JSON object] [blob]*`. Over a
+/// DEALER→ROUTER connection the ROUTER also sees the sender's routing id in front. Any message counts as a
+/// heartbeat; HEARTBEAT is sent only when nothing else was.
+///
+/// | from | command | header | blobs |
+/// |---|---|---|---|
+/// | worker | HELLO | worker, host, pid, version, slots, languages, engine, held: [[page, attempt]] | |
+/// | worker | CREDIT | n: how many more jobs it can take | |
+/// | coordinator | JOB | page, attempt, source, kind, index, options | page bytes |
+/// | worker | RESULT | page, attempt, engine, mean_confidence, width, height, timings, artifacts | text, structure JSON, artifacts… |
+/// | worker | FAIL | page, attempt, stage, code, message, retryable | |
+/// | both | HEARTBEAT | | |
+/// | both | BYE | reason, returned: [[page, attempt]] | |
+public enum Wire {
+    public static let version: [UInt8] = Array("OCRF1".utf8)
+    /// How often each side sends a heartbeat when it has sent nothing else.
+    public static let heartbeatMilliseconds = 1000
+    /// Heartbeats missed before the peer is declared gone.
+    public static let liveness = 3
+    /// Reconnect backoff of a worker: starts here and doubles…
+    public static let reconnectMinimumMilliseconds = 1000
+    /// …up to here.
+    public static let reconnectMaximumMilliseconds = 32_000
+    /// Largest header accepted.
+    public static let maxHeaderBytes = 64 * 1024
+    /// Largest page a JOB carries by default; larger pages fail with `page-too-large`.
+    public static let defaultMaxPageBytes = 64 << 20
+    /// Hard limit on any inbound message, enforced by ZeroMQ itself (the peer is disconnected).
+    public static let maxMessageBytes: Int64 = 512 << 20
+}
+
+public enum Command: String, Sendable, CaseIterable {
+    case hello = "HELLO"
+    case credit = "CREDIT"
+    case job = "JOB"
+    case result = "RESULT"
+    case fail = "FAIL"
+    case heartbeat = "HEARTBEAT"
+    case bye = "BYE"
+}
+
+/// What kind of bytes a JOB carries.
+public enum SourceKind: String, Sendable {
+    /// An image file (PNG, JPEG, TIFF…); `index` picks the page of a multi-page TIFF.
+    case image
+    /// A PDF; `index` picks the page to rasterize.
+    case pdf
+}
+
+public struct Hello: Sendable, Equatable {
+    public var worker: WorkerID
+    public var host: String
+    public var pid: Int
+    public var version: String
+    public var slots: Int
+    public var languages: [String]
+    public var engine: String
+    /// Jobs still in progress from before a reconnect; the coordinator keeps their leases and takes back the rest.
+    public var held: [AttemptID]
+
+    public init(worker: WorkerID, host: String, pid: Int, version: String, slots: Int, languages: [String], engine: String,
+                held: [AttemptID] = [])
+    {
+        self.worker = worker
+        self.host = host
+        self.pid = pid
+        self.version = version
+        self.slots = slots
+        self.languages = languages
+        self.engine = engine
+        self.held = held
+    }
+}
+
+public struct Job: Sendable, Equatable {
+    public var attempt: AttemptID
+    /// The page's source as people know it (file path, and page for multi-page files).
+    public var source: String
+    public var kind: SourceKind
+    /// Page within `bytes` (TIFF page or PDF page), from 0.
+    public var index: Int
+    public var options: PageOptions
+    public var bytes: [UInt8]
+
+    public init(attempt: AttemptID, source: String, kind: SourceKind, index: Int, options: PageOptions, bytes: [UInt8]) {
+        self.attempt = attempt
+        self.source = source
+        self.kind = kind
+        self.index = index
+        self.options = options
+        self.bytes = bytes
+    }
+}
+
+public struct ResultMessage: Sendable, Equatable {
+    public var attempt: AttemptID
+    public var engine: String
+    public var meanConfidence: Double
+    public var width: Int
+    public var height: Int
+    public var timings: [StageTiming]
+    /// The page text, UTF-8.
+    public var text: [UInt8]
+    /// The page structure (`PageResult.structureJSON`), UTF-8 JSON, stored as it comes.
+    public var structure: [UInt8]
+    /// Renderings by name ("hocr", "alto", "pdf"…).
+    public var artifacts: [(String, [UInt8])]
+
+    public init(attempt: AttemptID, engine: String, meanConfidence: Double, width: Int, height: Int,
+                timings: [StageTiming], text: [UInt8], structure: [UInt8], artifacts: [(String, [UInt8])] = [])
+    {
+        self.attempt = attempt
+        self.engine = engine
+        self.meanConfidence = meanConfidence
+        self.width = width
+        self.height = height
+        self.timings = timings
+        self.text = text
+        self.structure = structure
+        self.artifacts = artifacts
+    }
+
+    public static func == (a: ResultMessage, b: ResultMessage) -> Bool {
+        a.attempt == b.attempt && a.engine == b.engine && a.meanConfidence == b.meanConfidence && a.width == b.width
+            && a.height == b.height && a.timings == b.timings && a.text == b.text && a.structure == b.structure
+            && a.artifacts.map(\.0) == b.artifacts.map(\.0) && a.artifacts.map(\.1) == b.artifacts.map(\.1)
+    }
+}
+
+public struct FailMessage: Sendable, Equatable {
+    public var attempt: AttemptID
+    public var failure: PageFailure
+
+    public init(attempt: AttemptID, failure: PageFailure) {
+        self.attempt = attempt
+        self.failure = failure
+    }
+}
+
+public struct Bye: Sendable, Equatable {
+    public var reason: String
+    /// Jobs handed back unstarted; the coordinator requeues them without counting a try.
+    public var returned: [AttemptID]
+
+    public init(reason: String, returned: [AttemptID] = []) {
+        self.reason = reason
+        self.returned = returned
+    }
+}
+
+/// One protocol message.
+public enum Message: Sendable, Equatable {
+    case hello(Hello)
+    case credit(Int)
+    case job(Job)
+    case result(ResultMessage)
+    case fail(FailMessage)
+    case heartbeat
+    case bye(Bye)
+
+    public var command: Command {
+        switch self {
+        case .hello: .hello
+        case .credit: .credit
+        case .job: .job
+        case .result: .result
+        case .fail: .fail
+        case .heartbeat: .heartbeat
+        case .bye: .bye
+        }
+    }
+}
+
+/// Why frames could not be read as a message. The receiver counts these and drops the message.
+public enum ProtocolError: Error, Equatable, CustomStringConvertible, Sendable {
+    case empty
+    case wrongVersion(String)
+    case unknownCommand(String)
+    case badHeader(String)
+    case missingBlob(String)
+    case tooLarge(String)
+
+    /// A short name for counters and logs.
+    public var kind: String {
+        switch self {
+        case .empty: "empty"
+        case .wrongVersion: "wrong-version"
+        case .unknownCommand: "unknown-command"
+        case .badHeader: "bad-header"
+        case .missingBlob: "missing-blob"
+        case .tooLarge: "too-large"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .empty: "empty message"
+        case .wrongVersion(let v): "wrong protocol version '\(v)'"
+        case .unknownCommand(let c): "unknown command '\(c)'"
+        case .badHeader(let why): "bad header: \(why)"
+        case .missingBlob(let what): "missing frame: \(what)"
+        case .tooLarge(let what): "too large: \(what)"
+        }
+    }
+}

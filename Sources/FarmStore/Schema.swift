@@ -1,0 +1,101 @@
+import SQLite
+
+/// The store's schema, one numbered migration per change. Never edit a released migration; add one.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "farm", sql: """
+            CREATE TABLE documents (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                source BLOB NOT NULL,
+                content_hash TEXT,
+                priority INTEGER NOT NULL DEFAULT 0,
+                options TEXT NOT NULL DEFAULT '{}',
+                page_count INTEGER NOT NULL,
+                submitted_at REAL NOT NULL
+            ) STRICT;
+            CREATE INDEX documents_hash ON documents(content_hash);
+            CREATE INDEX documents_name ON documents(name);
+
+            CREATE TABLE pages (
+                id INTEGER PRIMARY KEY,
+                document_id INTEGER NOT NULL REFERENCES documents(id),
+                number INTEGER NOT NULL,
+                source_path BLOB NOT NULL,
+                source_index INTEGER NOT NULL,
+                source_kind TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done', 'failed')),
+                priority INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                tries INTEGER NOT NULL DEFAULT 0,
+                not_before REAL NOT NULL DEFAULT 0,
+                lease_worker TEXT,
+                leased_at REAL,
+                lease_expires REAL,
+                updated_at REAL NOT NULL,
+                failure_stage TEXT,
+                failure_code TEXT,
+                failure_message TEXT,
+                UNIQUE (document_id, number)
+            ) STRICT;
+            CREATE INDEX pages_queue ON pages(priority DESC, id) WHERE state = 'queued';
+            CREATE INDEX pages_state ON pages(state);
+            CREATE INDEX pages_leases ON pages(lease_worker) WHERE state = 'leased';
+
+            CREATE TABLE attempts (
+                page_id INTEGER NOT NULL,
+                number INTEGER NOT NULL,
+                worker_id TEXT,
+                started_at REAL,
+                ended_at REAL NOT NULL,
+                outcome TEXT NOT NULL,
+                stage TEXT,
+                code TEXT,
+                message TEXT,
+                PRIMARY KEY (page_id, number)
+            ) STRICT, WITHOUT ROWID;
+
+            CREATE TABLE results (
+                page_id INTEGER PRIMARY KEY,
+                attempt INTEGER NOT NULL,
+                worker_id TEXT NOT NULL,
+                engine TEXT NOT NULL,
+                text TEXT NOT NULL,
+                mean_confidence REAL NOT NULL,
+                width INTEGER NOT NULL,
+                height INTEGER NOT NULL,
+                structure BLOB NOT NULL,
+                timings TEXT NOT NULL,
+                finished_at REAL NOT NULL
+            ) STRICT;
+            CREATE INDEX results_finished ON results(finished_at);
+
+            CREATE TABLE artifacts (
+                page_id INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (page_id, name)
+            ) STRICT, WITHOUT ROWID;
+
+            CREATE TABLE workers (
+                id TEXT PRIMARY KEY,
+                host TEXT NOT NULL,
+                pid INTEGER NOT NULL,
+                slots INTEGER NOT NULL,
+                engine TEXT NOT NULL,
+                languages TEXT NOT NULL,
+                version TEXT NOT NULL,
+                first_seen REAL NOT NULL,
+                last_seen REAL NOT NULL,
+                state TEXT NOT NULL,
+                pages_done INTEGER NOT NULL DEFAULT 0,
+                pages_failed INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+
+            CREATE TABLE coordinator (
+                key TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            ) STRICT;
+            """),
+    ]
+}

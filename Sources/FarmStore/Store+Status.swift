@@ -1,0 +1,115 @@
+import FarmCore
+import SQLite
+
+/// A worker as the store last saw it.
+public struct WorkerRecord: Sendable, Equatable {
+    public let id: WorkerID
+    public let host: String
+    public let pid: Int
+    public let slots: Int
+    public let engine: String
+    public let languages: String
+    public let firstSeen: Double
+    public let lastSeen: Double
+    public let state: String
+    public let pagesDone: Int
+    public let pagesFailed: Int
+}
+
+/// A snapshot of the farm for `status`.
+public struct StoreStatus: Sendable {
+    public var pagesByState: [PageState: Int]
+    public var documents: Int
+    public var firstSubmitted: Double?
+    public var lastFinished: Double?
+    public var doneInLastMinute: Int
+    public var workers: [WorkerRecord]
+    public var failuresByCode: [(code: String, count: Int)]
+
+    public var totalPages: Int { pagesByState.values.reduce(0, +) }
+    public func count(_ state: PageState) -> Int { pagesByState[state] ?? 0 }
+}
+
+/// One page, for reports and tests.
+public struct PageRecord: Sendable, Equatable {
+    public let id: PageID
+    public let document: DocumentID
+    public let number: Int
+    public let source: RawPath
+    public let state: PageState
+    public let attempts: Int
+    public let tries: Int
+    public let failureCode: String?
+    public let failureMessage: String?
+}
+
+extension Store {
+    public func status(now: Double = Clock.now) throws -> StoreStatus {
+        try read {
+            var byState: [PageState: Int] = [:]
+            for (state, count) in try connection.cached("SELECT state, count(*) FROM pages GROUP BY state").rows([], { ($0.text(0), $0.int(1)) }) {
+                if let state = PageState(rawValue: state) { byState[state] = count }
+            }
+            let documents = try connection.cached("SELECT count(*) FROM documents").first { $0.int(0) } ?? 0
+            let firstSubmitted = try connection.cached("SELECT min(submitted_at) FROM documents").first { $0.optionalDouble(0) } ?? nil
+            let lastFinished = try connection.cached("SELECT max(finished_at) FROM results").first { $0.optionalDouble(0) } ?? nil
+            let recent = try connection.cached("SELECT count(*) FROM results WHERE finished_at >= ?").first([.real(now - 60)]) { $0.int(0) } ?? 0
+            let workers = try connection.cached("""
+                SELECT id, host, pid, slots, engine, languages, first_seen, last_seen, state, pages_done, pages_failed
+                FROM workers ORDER BY state = 'gone', last_seen DESC
+                """).rows([]) { row in
+                WorkerRecord(id: WorkerID(row.text(0)), host: row.text(1), pid: row.int(2), slots: row.int(3),
+                             engine: row.text(4), languages: row.text(5), firstSeen: row.double(6), lastSeen: row.double(7),
+                             state: row.text(8), pagesDone: row.int(9), pagesFailed: row.int(10))
+            }
+            let failures = try connection.cached("""
+                SELECT failure_code, count(*) FROM pages WHERE state = 'failed' GROUP BY failure_code ORDER BY count(*) DESC
+                """).rows([]) { ($0.optionalText(0) ?? "unknown", $0.int(1)) }
+            return StoreStatus(pagesByState: byState, documents: documents, firstSubmitted: firstSubmitted,
+                               lastFinished: lastFinished, doneInLastMinute: recent, workers: workers,
+                               failuresByCode: failures.map { (code: $0.0, count: $0.1) })
+        }
+    }
+
+    /// Pages of the given documents (all pages when `documents` is nil), in document and page order.
+    public func pages(of documents: [DocumentID]? = nil) throws -> [PageRecord] {
+        let sql = """
+            SELECT id, document_id, number, source_path, state, attempts, tries, failure_code, failure_message FROM pages
+            """
+        let map: (Statement) -> PageRecord = { row in
+            PageRecord(id: PageID(row.int64(0)), document: DocumentID(row.int64(1)), number: row.int(2),
+                       source: RawPath(bytes: row.blob(3)), state: PageState(rawValue: row.text(4)) ?? .failed,
+                       attempts: row.int(5), tries: row.int(6), failureCode: row.optionalText(7),
+                       failureMessage: row.optionalText(8))
+        }
+        guard let documents else {
+            return try connection.cached(sql + " ORDER BY document_id, number").rows([], map)
+        }
+        var result: [PageRecord] = []
+        let statement = try connection.cached(sql + " WHERE document_id = ? ORDER BY number")
+        for document in documents { result += try statement.rows([.integer(document.rawValue)], map) }
+        return result
+    }
+
+    /// Page counts by state for the given documents.
+    public func counts(of documents: [DocumentID]) throws -> [PageState: Int] {
+        var counts: [PageState: Int] = [:]
+        let statement = try connection.cached("SELECT state, count(*) FROM pages WHERE document_id = ? GROUP BY state")
+        for document in documents {
+            for (state, count) in try statement.rows([.integer(document.rawValue)], { ($0.text(0), $0.int(1)) }) {
+                if let state = PageState(rawValue: state) { counts[state, default: 0] += count }
+            }
+        }
+        return counts
+    }
+
+    /// The stored text of a done page.
+    public func text(of page: PageID) throws -> String? {
+        try connection.cached("SELECT text FROM results WHERE page_id = ?").first([.integer(page.rawValue)]) { $0.text(0) }
+    }
+
+    /// How many result rows exist for each page that has one (every count must be 1).
+    public func resultCounts() throws -> (pages: Int, rows: Int) {
+        try connection.cached("SELECT count(DISTINCT page_id), count(*) FROM results").first { ($0.int(0), $0.int(1)) } ?? (0, 0)
+    }
+}

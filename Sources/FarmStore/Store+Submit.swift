@@ -1,0 +1,91 @@
+import FarmCore
+import SQLite
+
+/// A page to add: where its bytes are, and, for inputs already known to be unusable, why it failed.
+public struct NewPage: Sendable {
+    public var source: RawPath
+    /// Page within the file (TIFF or PDF page), from 0.
+    public var index: Int
+    /// "image" or "pdf"; "invalid" for a page that fails at once.
+    public var kind: String
+    public var failure: PageFailure?
+
+    public init(source: RawPath, index: Int, kind: String, failure: PageFailure? = nil) {
+        self.source = source
+        self.index = index
+        self.kind = kind
+        self.failure = failure
+    }
+}
+
+/// A document to add: one submitted file, or a folder submitted as one document.
+public struct NewDocument: Sendable {
+    public var name: String
+    public var source: RawPath
+    public var contentHash: String?
+    public var priority: Int
+    public var options: PageOptions
+    public var pages: [NewPage]
+
+    public init(name: String, source: RawPath, contentHash: String?, priority: Int, options: PageOptions, pages: [NewPage]) {
+        self.name = name
+        self.source = source
+        self.contentHash = contentHash
+        self.priority = priority
+        self.options = options
+        self.pages = pages
+    }
+}
+
+/// A document as stored.
+public struct DocumentRecord: Sendable, Equatable {
+    public let id: DocumentID
+    public let name: String
+    public let pageCount: Int
+    public let submittedAt: Double
+}
+
+extension Store {
+    /// The earliest document submitted with this content hash, if any.
+    public func document(withHash hash: String) throws -> DocumentRecord? {
+        try connection.cached("SELECT id, name, page_count, submitted_at FROM documents WHERE content_hash = ? ORDER BY id LIMIT 1")
+            .first([.text(hash)]) { DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)) }
+    }
+
+    /// Adds documents and their pages in one transaction; returns their ids in order.
+    @discardableResult
+    public func add(_ documents: [NewDocument], now: Double = Clock.now) throws -> [DocumentID] {
+        try write {
+            let insertDocument = try connection.cached("""
+                INSERT INTO documents (name, source, content_hash, priority, options, page_count, submitted_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            let insertPage = try connection.cached("""
+                INSERT INTO pages (document_id, number, source_path, source_index, source_kind, state, priority, updated_at,
+                                   failure_stage, failure_code, failure_message)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            var ids: [DocumentID] = []
+            for document in documents {
+                try insertDocument.execute([
+                    .text(document.name), .blob(document.source.bytes), SQLiteValue(document.contentHash),
+                    .integer(Int64(document.priority)), .text(document.options.json.rendered),
+                    .integer(Int64(document.pages.count)), .real(now),
+                ])
+                let id = DocumentID(connection.lastInsertRowID)
+                for (number, page) in document.pages.enumerated() {
+                    try insertPage.execute([
+                        .integer(id.rawValue), .integer(Int64(number + 1)), .blob(page.source.bytes),
+                        .integer(Int64(page.index)), .text(page.kind),
+                        .text(page.failure == nil ? PageState.queued.rawValue : PageState.failed.rawValue),
+                        .integer(Int64(document.priority)), .real(now),
+                        SQLiteValue(page.failure?.stage), SQLiteValue(page.failure?.code.rawValue),
+                        SQLiteValue(page.failure?.message),
+                    ])
+                }
+                ids.append(id)
+            }
+            return ids
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import FarmCore
+import SQLite
+
+/// A store error for people: what went wrong, with the store's path.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    /// The disk (or quota) under the store is full: writes fail until space returns.
+    public let isDiskFull: Bool
+
+    public init(_ message: String, isDiskFull: Bool = false) {
+        self.message = message
+        self.isDiskFull = isDiskFull
+    }
+
+    init(_ error: SQLiteError, path: String) {
+        self.init("store \(path): \(error.message)", isDiskFull: error.isDiskFull)
+    }
+
+    public var description: String { message }
+}
+
+/// The farm's SQLite store: documents, pages, attempts, results, workers. WAL mode, so readers (status, search)
+/// never block the coordinator, and the coordinator writes in batched transactions (group commit).
+/// Owns one connection; not `Sendable`: one `Store` per thread.
+public final class Store {
+    public let path: String
+    public let connection: Connection
+
+    /// Opens the store at `path`, creating and migrating it unless `readOnly`.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws {
+        self.path = path
+        if readOnly {
+            guard FileSystem.exists(path) else { throw StoreError("no store at \(path) (submit something first, or give --store)") }
+            do {
+                connection = try Connection(path: path, mode: .readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                let version = try connection.userVersion
+                if version > Schema.migrations.count {
+                    throw StoreError("store \(path) has schema \(version), newer than this ocrfarm knows; upgrade ocrfarm")
+                }
+                if version == 0 { throw StoreError("\(path) is not an ocrfarm store") }
+            } catch let error as SQLiteError {
+                throw StoreError(error, path: path)
+            }
+            return
+        }
+        do {
+            connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            let mode = try connection.enableWAL(synchronous: "NORMAL")
+            guard mode == "wal" else { throw StoreError("store \(path): cannot use write-ahead logging (got \(mode))") }
+            try connection.execute("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000")
+            try Migrator(Schema.migrations).migrate(connection)
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        } catch let error as MigrationError {
+            throw StoreError("store \(path): \(error)")
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction; SQLite errors become `StoreError`s naming the store.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try connection.transaction(.immediate, body)
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Runs `body` in a read transaction (one consistent snapshot).
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try connection.transaction(.deferred, body)
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    public func integrityCheck() throws -> String {
+        do { return try connection.integrityCheck() } catch { throw StoreError(error, path: path) }
+    }
+
+    /// A value from the coordinator's key/value table.
+    public func setting(_ key: String) throws -> String? {
+        try connection.cached("SELECT value FROM coordinator WHERE key = ?").first([.text(key)]) { $0.text(0) }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws {
+        try connection.cached("INSERT INTO coordinator (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            .execute([.text(key), .text(value)])
+    }
+}
+
+/// When and how often a page is tried again.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Tries before a page ends `failed`.
+    public var maxAttempts: Int
+    /// Wait before the second try; doubles with each further try…
+    public var baseDelay: Double
+    /// …up to this.
+    public var maxDelay: Double
+    /// Random spread added to each wait, as a fraction of it, so retried pages do not all return at once.
+    public var jitter: Double
+
+    public init(maxAttempts: Int = 3, baseDelay: Double = 1, maxDelay: Double = 300, jitter: Double = 0.5) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+    }
+
+    /// Seconds to wait before try `tries + 1`, after `tries` tries have failed.
+    public func delay(afterTries tries: Int) -> Double {
+        let exponent = min(max(tries - 1, 0), 30)
+        let plain = min(baseDelay * Double(1 << exponent), maxDelay)
+        return plain * (1 + Double.random(in: 0...jitter))
+    }
+}

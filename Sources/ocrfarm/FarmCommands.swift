@@ -1,0 +1,130 @@
+import FarmCoordinator
+import FarmCore
+import FarmPipeline
+import FarmProtocol
+import FarmRuntime
+import FarmStore
+import FarmWorker
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Logging options shared by long-running commands.
+enum LogOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("--log-level", value: "LEVEL", "debug, info, warn or error (default: info)."),
+        OptionSpec("--log-format", value: "FORMAT", "logfmt or json (default: logfmt)."),
+    ]
+
+    static func apply(_ arguments: ParsedArguments, role: String) throws(UsageError) {
+        let level = try arguments.choice("--log-level", ["debug", "info", "warn", "warning", "error"]).flatMap { Log.Level(name: $0) }
+        let format = try arguments.choice("--log-format", ["logfmt", "json"]).flatMap { Log.Format(rawValue: $0) }
+        Log.configure(level: level, format: format, role: role)
+    }
+}
+
+/// `ocrfarm coordinator`: hand out pages to workers and gather results, until SIGTERM.
+struct CoordinatorCommand: Command {
+    static let name = "coordinator"
+    static let abstract = "Serve the queue to workers over ZeroMQ and record their results in the store."
+    static let arguments = ""
+    static let options: [OptionSpec] = [
+        StoreOption.spec,
+        OptionSpec("--bind", value: "ENDPOINT", "Where workers connect (default: tcp://*:5555)."),
+        OptionSpec("--max-attempts", value: "N", "Tries before a page fails for good (default: 3)."),
+        OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds (default: 1000; a worker silent for 3 is lost)."),
+        OptionSpec("--lease-timeout", value: "SECONDS", "Take a page back from a live worker after this long (default: 3600)."),
+        OptionSpec("--max-page-bytes", value: "N", "Largest page file a job carries (default: 67108864)."),
+        OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
+    ] + LogOptions.specs
+    static let discussion = """
+    The coordinator runs one poll loop: a lease is written to the store before its job leaves, results are
+    committed in batches, and a worker that misses three heartbeats loses its leases at once. Pages submitted or
+    requeued while it runs are picked up without a restart. SIGTERM or SIGINT stops dispatching, flushes and exits.
+    """
+
+    let storePath: String
+    let configuration: CoordinatorConfiguration
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "coordinator takes no arguments") }
+        try LogOptions.apply(arguments, role: "coordinator")
+        storePath = StoreOption.path(arguments)
+        var configuration = CoordinatorConfiguration(bind: arguments.string("--bind") ?? "tcp://*:5555")
+        configuration.retry.maxAttempts = try arguments.int("--max-attempts", range: 1...100) ?? 3
+        configuration.heartbeatMilliseconds = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
+        configuration.leaseSeconds = try arguments.double("--lease-timeout", range: 1...604_800) ?? 3600
+        configuration.maxPageBytes = try arguments.int("--max-page-bytes", range: 1024...Int(Wire.maxMessageBytes / 2))
+            ?? Wire.defaultMaxPageBytes
+        configuration.retry.baseDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
+        self.configuration = configuration
+    }
+
+    func run() throws -> ExitStatus {
+        Shutdown.install()
+        let store = try Store(path: storePath)
+        let context = try Context()
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(store: store, context: context, configuration: configuration)
+        } catch let error as ZMQError {
+            throw CommandFailure(.unavailable, "cannot listen on \(configuration.bind): \(error.message)")
+        }
+        try coordinator.run()
+        return .success
+    }
+}
+
+/// `ocrfarm worker`: read pages for a coordinator.
+struct WorkerCommand: Command {
+    static let name = "worker"
+    static let abstract = "Read pages for a coordinator: one engine per slot, reconnecting when it goes away."
+    static let arguments = ""
+    static let options: [OptionSpec] = [
+        OptionSpec("--connect", value: "ENDPOINT", "The coordinator (default: tcp://127.0.0.1:5555)."),
+        OptionSpec("--slots", value: "N", "Pages read at once, one engine each (default: the number of cores)."),
+        OptionSpec("--prefetch", value: "N", "Jobs held beyond the slots so a slot never waits (default: 1)."),
+        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
+        OptionSpec("--lang", value: "LANGS", "Languages whose engines load at start (default: eng)."),
+        OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
+        OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
+        OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
+        OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
+    ] + LogOptions.specs
+    static let discussion = """
+    Pages arrive with their bytes, so workers need no shared disk. If the coordinator goes silent, the worker
+    reconnects with a backoff from 1 s doubling to 32 s; pages in progress are finished and reported on the new
+    connection. SIGTERM finishes the pages in hand within the grace period and gives the rest back.
+    """
+
+    let configuration: WorkerConfiguration
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "worker takes no arguments") }
+        try LogOptions.apply(arguments, role: "worker")
+        let engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
+        let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
+        configuration = WorkerConfiguration(
+            connect: arguments.string("--connect") ?? "tcp://127.0.0.1:5555",
+            slots: try arguments.int("--slots", range: 1...256) ?? NativeThread.processorCount,
+            prefetch: try arguments.int("--prefetch", range: 0...1000) ?? 1,
+            engine: engine, languages: languages,
+            heartbeatMilliseconds: try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds,
+            graceSeconds: try arguments.double("--grace", range: 0...86_400) ?? 30,
+            parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
+            crashTrigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
+            limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000))
+    }
+
+    func run() throws -> ExitStatus {
+        Shutdown.install()
+        if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
+        let worker = try Worker(configuration: configuration, context: try Context())
+        do {
+            return try worker.run()
+        } catch let error as WorkerError {
+            throw CommandFailure(.unavailable, error.message)
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import FarmCoordinator
+import FarmCore
+import FarmIngest
+import FarmPipeline
+import FarmProtocol
+import FarmRuntime
+import FarmStore
+import Synchronization
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ocrfarm run`: the whole farm on one machine.
+struct RunCommand: Command {
+    static let name = "run"
+    static let abstract = "Submit files and read them here: an embedded coordinator and local worker processes."
+    static let arguments = "PATH..."
+    static let options: [OptionSpec] = [
+        StoreOption.spec,
+        OptionSpec("--workers", value: "N", "Worker processes (default: the number of cores)."),
+        OptionSpec("--slots", value: "N", "Pages each worker reads at once (default: 1)."),
+        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
+        OptionSpec("--max-attempts", value: "N", "Tries before a page fails for good (default: 3)."),
+        OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
+        OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds (default: 1000)."),
+    ] + SubmitOptionSpecs.all + LogOptions.specs
+    static let discussion = """
+    The same code path as a cluster, on loopback: files are submitted to the store, a coordinator starts in
+    this process, and the workers are separate processes of this binary (their log goes to STORE.log). Progress
+    (pages done, pages/s, ETA) is shown on a terminal; a summary ends the run.
+
+    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 130 interrupted.
+    """
+
+    let storePath: String
+    let paths: [RawPath]
+    let submitOptions: SubmitOptions
+    let workers: Int
+    let slots: Int
+    let engine: EngineKind
+    let maxAttempts: Int
+    let retryDelay: Double
+    let heartbeat: Int
+    let logLevelGiven: Bool
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "no files or folders given") }
+        storePath = StoreOption.path(arguments)
+        paths = RawArguments.paths(arguments.positionals)
+        submitOptions = try SubmitOptionSpecs.parse(arguments)
+        workers = try arguments.int("--workers", range: 1...256) ?? NativeThread.processorCount
+        slots = try arguments.int("--slots", range: 1...256) ?? 1
+        engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
+        maxAttempts = try arguments.int("--max-attempts", range: 1...100) ?? 3
+        retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
+        heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
+        logLevelGiven = arguments.string("--log-level") != nil
+        try LogOptions.apply(arguments, role: "coordinator")
+        // The progress line is the story on a terminal; the coordinator only speaks up about trouble.
+        if !logLevelGiven { Log.configure(level: .warning) }
+    }
+
+    func run() throws -> ExitStatus {
+        Shutdown.install()
+        if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
+        let store = try Store(path: storePath)
+        let report = try Submitter.submit(paths, options: submitOptions, store: store)
+        var documents = report.documentIDs
+        for (path, _) in report.skipped {
+            if let bytes = try? FileSystem.read(path), let existing = try store.document(withHash: SHA256.hex(bytes)) {
+                documents.append(existing.id)
+            }
+        }
+        let initial = try store.counts(of: documents)
+        let total = initial.values.reduce(0, +)
+        if total == 0 {
+            Console.error("ocrfarm run: nothing to read")
+            return Submitter.exitStatus(report) == .success ? .noInput : Submitter.exitStatus(report)
+        }
+
+        let context = try Context()
+        var configuration = CoordinatorConfiguration(bind: "tcp://127.0.0.1:*", heartbeatMilliseconds: heartbeat)
+        configuration.retry.maxAttempts = maxAttempts
+        configuration.retry.baseDelay = retryDelay
+        let farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
+        defer { farm.stop() }
+        let logPath = storePath + ".log"
+        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
+                               "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
+                               "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
+        if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
+        func startWorker() throws -> ChildProcess {
+            try ChildProcess(executable: FileSystem.executablePath, arguments: workerArguments, outputPath: logPath)
+        }
+        var children: [ChildProcess] = []
+        defer { stopWorkers(children) }
+        for _ in 0..<workers { children.append(try startWorker()) }
+        var restarts = 0
+
+        let started = Clock.monotonicMilliseconds
+        let alreadyDone = (initial[.done] ?? 0) + (initial[.failed] ?? 0)
+        let bar = ProgressLine(enabled: Console.errorIsTerminal)
+        var lastPlainLine = started
+        var counts = initial
+        while Shutdown.requested == nil {
+            counts = try store.counts(of: documents)
+            let finished = (counts[.done] ?? 0) + (counts[.failed] ?? 0)
+            let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
+            let rate = elapsed > 0 ? Double(finished - alreadyDone) / elapsed : 0
+            let remaining = total - finished
+            var line = "pages \(finished)/\(total)"
+            if let failed = counts[.failed], failed > 0 { line += " (\(failed) failed)" }
+            line += " | \(Format.fixed(rate, 2)) pages/s"
+            if rate > 0 && remaining > 0 { line += " | ETA " + Self.duration(Double(remaining) / rate) }
+            bar.show(line)
+            if !Console.errorIsTerminal && Clock.monotonicMilliseconds - lastPlainLine >= 10_000 {
+                Console.error(line)
+                lastPlainLine = Clock.monotonicMilliseconds
+            }
+            if remaining == 0 { break }
+            // A worker that dies (a crashing page, the OOM killer) is replaced, like a supervisor would; its pages
+            // come back to the queue when the coordinator notices it is gone.
+            for index in children.indices {
+                guard let status = children[index].poll() else { continue }
+                restarts += 1
+                if restarts > workers * 20 {
+                    bar.clear()
+                    throw CommandFailure(.software, "workers keep exiting (last status \(status)); see \(logPath)")
+                }
+                Log.warning("worker exited; starting another", ["status": String(status), "restarts": String(restarts)])
+                children[index] = try startWorker()
+            }
+            if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
+            Clock.sleep(milliseconds: 100)
+        }
+        bar.clear()
+        let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
+        let done = counts[.done] ?? 0
+        let failed = counts[.failed] ?? 0
+        let read = done + failed - alreadyDone
+        Console.error("done \(done) of \(total) pages, \(failed) failed, in \(Format.fixed(elapsed, 1)) s"
+                      + " (\(Format.fixed(elapsed > 0 ? Double(read) / elapsed : 0, 2)) pages/s)")
+        if failed > 0 {
+            let failures = try store.pages(of: documents).filter { $0.state == .failed }
+            for page in failures.prefix(20) {
+                Console.error("  \(page.source): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
+            }
+            if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
+        }
+        if Shutdown.requested != nil {
+            Console.error("interrupted; the rest stays queued in \(storePath)")
+            return ExitStatus(rawValue: 130)
+        }
+        return failed > 0 || !report.problems.isEmpty ? .dataError : .success
+    }
+
+    private func stopWorkers(_ children: [ChildProcess]) {
+        for child in children { child.signal(SIGTERM) }
+        for child in children where child.wait(milliseconds: 10_000) == nil {
+            child.signal(SIGKILL)
+            child.wait()
+        }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s / 3600) h \((s % 3600) / 60) min"
+    }
+}
+
+/// A coordinator on its own thread in this process, bound to a free loopback port.
+final class EmbeddedFarm: Sendable {
+    let endpoint: String
+    private final class Shared: Sendable {
+        let stop = Atomic<Bool>(false)
+        let failure = Mutex<String?>(nil)
+    }
+    private let shared = Shared()
+    private let thread: NativeThread
+
+    init(storePath: String, context: Context, configuration: CoordinatorConfiguration) throws {
+        let started = BlockingQueue<Result<String, CommandFailure>>()
+        let shared = self.shared
+        thread = NativeThread.start(name: "coordinator") {
+            do {
+                let store = try Store(path: storePath)
+                let coordinator = try Coordinator(store: store, context: context, configuration: configuration)
+                started.push(.success(coordinator.endpoint))
+                try coordinator.run(shouldStop: { shared.stop.load(ordering: .relaxed) })
+            } catch {
+                shared.failure.withLock { $0 = "\(error)" }
+                started.push(.failure(CommandFailure(.software, "cannot start the coordinator: \(error)")))
+            }
+        }
+        switch started.pop() {
+        case .success(let endpoint): self.endpoint = endpoint
+        case .failure(let failure): thread.join(); throw failure
+        case nil: thread.join(); throw CommandFailure(.software, "the coordinator did not start")
+        }
+    }
+
+    var failed: Bool { shared.failure.withLock { $0 != nil } }
+    var failure: String? { shared.failure.withLock { $0 } }
+
+    func stop() {
+        shared.stop.store(true, ordering: .relaxed)
+        thread.join()
+    }
+}

@@ -1,0 +1,100 @@
+import Testing
+import FarmCore
+import FarmIngest
+import FarmStore
+import Leptonica
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Submitting files and folders")
+struct SubmissionTests {
+    let folder = TemporaryDirectory("submit-test")
+    let store: Store
+    let png: [UInt8]
+
+    init() throws {
+        store = try Store(path: folder.file("farm.db"))
+        png = try Pix(contentsOfFile: Fixtures.phototest).scaled(by: 0.25).encoded(as: .png)
+    }
+
+    @Test("a folder is read recursively in natural order; content decides the type; each file is a document")
+    func folderInNaturalOrder() throws {
+        try FileSystem.makeDirectory(folder.file("in/sub"))
+        for name in ["page10.png", "page2.png", "page1.png"] { folder.write("in/" + name, png + Array(name.utf8)) }
+        folder.write("in/sub/zz.dat", png + [9])  // an image with a misleading name
+        folder.write("in/readme.jpg", text: "not an image at all\n")
+        folder.write("in/.hidden.png", png)
+        let report = try Submission(store: store, options: SubmitOptions()).submit([RawPath(folder.file("in"))])
+        let names = report.added.map { FileSystem.baseName($0.name) }
+        #expect(names == ["page1.png", "page2.png", "page10.png", "readme.jpg", "zz.dat"])
+        #expect(report.invalid.count == 1)
+        #expect(report.invalid.first?.failure.message.contains("looks like text") == true)
+        let states = try store.pages().map(\.state)
+        #expect(states == [.queued, .queued, .queued, .failed, .queued])
+    }
+
+    @Test("the same content submitted again is skipped unless forced")
+    func deduplication() throws {
+        let path = RawPath(folder.write("a.png", png))
+        let copy = RawPath(folder.write("copy-of-a.png", png))
+        let first = try Submission(store: store, options: SubmitOptions()).submit([path])
+        #expect(first.added.count == 1)
+        let again = try Submission(store: store, options: SubmitOptions()).submit([copy])
+        #expect(again.added.isEmpty)
+        #expect(again.skipped.first?.existing == path.description)
+        let forced = try Submission(store: store, options: SubmitOptions(force: true)).submit([copy])
+        #expect(forced.added.count == 1)
+    }
+
+    @Test("a multi-page TIFF gives one page each; --document joins files into one document in order")
+    func pagesAndDocuments() throws {
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let tiff = RawPath(folder.write("three.tif", try Pix.multipageTIFF([page, page, page])))
+        let one = RawPath(folder.write("one.png", png))
+        let report = try Submission(store: store, options: SubmitOptions(documentName: "box 7")).submit([one, tiff])
+        #expect(report.added.count == 1)
+        #expect(report.added[0].name == "box 7")
+        let pages = try store.pages()
+        #expect(pages.map(\.number) == [1, 2, 3, 4])
+        #expect(pages.map(\.source) == [one, tiff, tiff, tiff])
+    }
+
+    @Test("the store's own files are never submitted, even from the folder that holds it")
+    func skipsTheStore() throws {
+        folder.write("page.png", png)
+        let report = try Submission(store: store, options: SubmitOptions()).submit([RawPath(folder.path)])
+        #expect(report.added.map { FileSystem.baseName($0.name) } == ["page.png"])
+    }
+
+    @Test("unreadable paths and symlink loops are reported; the rest is still submitted")
+    func problems() throws {
+        try FileSystem.makeDirectory(folder.file("tree/inner"))
+        folder.write("tree/inner/good.png", png)
+        symlink("..", folder.file("tree/inner/up"))       // a loop back to tree/
+        symlink("self", folder.file("tree/self"))          // a link to itself
+        let report = try Submission(store: store, options: SubmitOptions()).submit(
+            [RawPath(folder.file("tree")), RawPath(folder.file("missing.png"))])
+        #expect(report.added.count == 1)
+        let reasons = report.problems.map(\.reason)
+        #expect(reasons.contains { $0.contains("loop") })
+        #expect(reasons.contains { $0.contains("No such file") })
+    }
+
+    @Test("file names with spaces, newlines and bytes that are not UTF-8 are kept exactly")
+    func oddNames() throws {
+        let name: [UInt8] = Array("odd name\n".utf8) + [0xFF, 0xFE] + Array(".png".utf8)
+        try FileSystem.makeDirectory(folder.file("odd"))
+        let path = RawPath(folder.file("odd")).appending(name)
+        let fd = path.withCString { open($0, O_WRONLY | O_CREAT, 0o644) }
+        #expect(fd >= 0)
+        _ = png.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let report = try Submission(store: store, options: SubmitOptions()).submit([RawPath(folder.file("odd"))])
+        #expect(report.added.count == 1)
+        let stored = try #require(try store.pages().first)
+        #expect(stored.source == path)
+        #expect(try FileSystem.read(stored.source) == png)
+    }
+}
