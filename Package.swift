@@ -54,6 +54,6 @@ let package = Package(
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "ZeroMQ", "TestSupport"]),
     ]
 )

@@ -51,6 +51,8 @@ public struct CoordinatorCounters: Sendable, Equatable {
     public var diskFull = false
 
     public var malformedTotal: Int { malformed.values.reduce(0, +) }
+
+    public init() {}
 }
 
 /// The coordinator: one thread, one ROUTER socket, one store connection, one poll loop.
@@ -71,7 +73,8 @@ public final class Coordinator {
     private var ready: [QueuedPage] = []
     private var readyHead = 0
     private var lastRefill: Int64 = 0
-    private var optionsCache: [DocumentID: PageOptions] = [:]
+    /// Parsed options by their stored text: documents share a handful of option sets.
+    private var optionsCache: [String: PageOptions] = [:]
     private var pending: [PendingWrite] = []
     private var lastLivenessCheck: Int64 = 0
     private var lastExpiryCheck: Int64 = 0
@@ -474,9 +477,10 @@ public final class Coordinator {
             pending.append(.failure(attempt, worker: worker.id, failure: failure, startedAt: leasedAt, outcome: "failed"))
             return
         }
-        let options = optionsCache[page.document] ?? {
+        let options = optionsCache[page.optionsJSON] ?? {
             let parsed = PageOptions(json: try? JSON.parse(page.optionsJSON))
-            optionsCache[page.document] = parsed
+            if optionsCache.count > 10_000 { optionsCache.removeAll() }
+            optionsCache[page.optionsJSON] = parsed
             return parsed
         }()
         let source = page.pageCount > 1 ? "\(page.documentName) page \(page.number)" : page.documentName

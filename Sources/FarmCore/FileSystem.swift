@@ -68,26 +68,43 @@ public enum FileSystem {
         return try readAll(fd, path: path, limit: limit)
     }
 
-    static func readAll(_ fd: Int32, path: String, limit: Int?) throws(FileError) -> [UInt8] {
+    /// Reads everything from `fd`: one read into a buffer the size fstat reports, then more only if the file grew.
+    /// `path` is built only for an error message.
+    static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?) throws(FileError) -> [UInt8] {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileError(path: path) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path, reason: "is a directory", code: EISDIR) }
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path()) }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path(), reason: "is a directory", code: EISDIR) }
         if let limit, info.st_size > limit {
-            throw FileError(path: path, reason: "file is \(info.st_size) bytes, over the limit of \(limit)", code: EFBIG)
+            throw FileError(path: path(), reason: "file is \(info.st_size) bytes, over the limit of \(limit)", code: EFBIG)
         }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(max(0, Int(info.st_size)))
+        // One allocation of the size fstat reports (plus one byte to see the end), filled by read() directly.
+        let capacity = max(Int(info.st_size), 0) + 1
+        var readError: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var filled = 0
+            while filled < capacity {
+                let n = Glibc.read(fd, buffer.baseAddress! + filled, capacity - filled)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { readError = errno; break }
+                if n == 0 { break }
+                filled += n
+            }
+            count = filled
+        }
+        if readError != 0 { throw FileError(path: path(), code: readError) }
+        guard bytes.count == capacity else { return bytes }
+        // The file grew while we read it: take the rest in chunks.
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw FileError(path: path)
+                throw FileError(path: path())
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])
             if let limit, bytes.count > limit {
-                throw FileError(path: path, reason: "file is over the limit of \(limit) bytes", code: EFBIG)
+                throw FileError(path: path(), reason: "file is over the limit of \(limit) bytes", code: EFBIG)
             }
         }
         return bytes

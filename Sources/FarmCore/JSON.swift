@@ -92,55 +92,60 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
 
 extension JSON {
     /// Compact JSON text.
-    public var rendered: String {
-        var out = ""
+    public var rendered: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Compact JSON as UTF-8 bytes (what goes on the wire).
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(to: &out, indent: nil, level: 0)
         return out
     }
 
     /// JSON text with two-space indentation.
     public var pretty: String {
-        var out = ""
+        var out: [UInt8] = []
         write(to: &out, indent: "  ", level: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String, indent: String?, level: Int) {
+    private func write(to out: inout [UInt8], indent: String?, level: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let v): out += v ? "true" : "false"
-        case .int(let v): out += String(v)
-        case .double(let v): out += JSON.format(v)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let v): out.append(contentsOf: (v ? "true" : "false").utf8)
+        case .int(let v): out.append(contentsOf: String(v).utf8)
+        case .double(let v): out.append(contentsOf: JSON.format(v).utf8)
         case .string(let v): JSON.writeString(v, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, indent, level + 1)
                 item.write(to: &out, indent: indent, level: level + 1)
             }
             newline(&out, indent, level)
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let fields):
-            if fields.isEmpty { out += "{}"; return }
-            out += "{"
+            if fields.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in fields.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, indent, level + 1)
                 JSON.writeString(key, to: &out)
-                out += indent == nil ? ":" : ": "
+                out.append(UInt8(ascii: ":"))
+                if indent != nil { out.append(UInt8(ascii: " ")) }
                 value.write(to: &out, indent: indent, level: level + 1)
             }
             newline(&out, indent, level)
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private func newline(_ out: inout String, _ indent: String?, _ level: Int) {
+    private func newline(_ out: inout [UInt8], _ indent: String?, _ level: Int) {
         guard let indent else { return }
-        out += "\n"
-        for _ in 0..<level { out += indent }
+        out.append(UInt8(ascii: "\n"))
+        for _ in 0..<level { out.append(contentsOf: indent.utf8) }
     }
 
     /// A number as JSON writes it: integers without a fraction.
@@ -150,25 +155,40 @@ extension JSON {
         return String(value)
     }
 
-    static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+    static func writeString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let utf8 = value.utf8
+        // Most strings need no escaping: copy them whole.
+        let plain = utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0xE2 }
+        if plain {
+            out.append(contentsOf: utf8)
+        } else {
+            let bytes = Array(utf8)
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+                case 0x0A: out.append(contentsOf: "\\n".utf8)
+                case 0x0D: out.append(contentsOf: "\\r".utf8)
+                case 0x09: out.append(contentsOf: "\\t".utf8)
+                case 0..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                    // U+2028 and U+2029 are valid JSON but break JavaScript readers.
+                    out.append(contentsOf: (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    index += 2
+                default:
+                    out.append(byte)
                 }
+                index += 1
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 
@@ -273,7 +293,20 @@ private struct JSONParser {
 
     mutating func string() throws(JSONParseError) -> String {
         index += 1
-        var out: [UInt8] = []
+        // Fast path: no escapes before the closing quote.
+        var end = index
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                guard let text = String(validating: bytes[index..<end], as: UTF8.self) else { throw fail("invalid UTF-8") }
+                index = end + 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            end += 1
+        }
+        var out: [UInt8] = Array(bytes[index..<end])
+        index = end
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[index]

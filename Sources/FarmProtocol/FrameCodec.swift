@@ -44,7 +44,7 @@ public enum FrameCodec {
                 ("returned", attemptList(bye.returned)),
             ]
         }
-        return [Wire.version, Array(message.command.rawValue.utf8), Array(JSON.object(header).rendered.utf8)] + blobs
+        return [Wire.version, Array(message.command.rawValue.utf8), JSON.object(header).bytes] + blobs
     }
 
     private static func attemptList(_ attempts: [AttemptID]) -> JSON {

@@ -91,6 +91,12 @@ extension Store {
         return result
     }
 
+    /// Documents that still have queued or leased pages.
+    public func documentsWithWork() throws -> [DocumentID] {
+        try connection.cached("SELECT DISTINCT document_id FROM pages WHERE state IN ('queued', 'leased') ORDER BY document_id")
+            .rows([]) { DocumentID($0.int64(0)) }
+    }
+
     /// Page counts by state for the given documents.
     public func counts(of documents: [DocumentID]) throws -> [PageState: Int] {
         var counts: [PageState: Int] = [:]

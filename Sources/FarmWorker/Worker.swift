@@ -77,6 +77,10 @@ public final class Worker {
     private var lastSent: Int64 = 0
     private var backoff: Int
     private var unsent: [FarmProtocol.Message] = []
+    /// Jobs the coordinator may still send us (credit given, not yet used).
+    private var outstandingCredit = 0
+    /// Recent throughput, pages per second, for sizing the prefetch.
+    private var rate = PageRate()
 
     public init(configuration: WorkerConfiguration, context: Context) throws {
         self.configuration = configuration
@@ -185,8 +189,8 @@ public final class Worker {
         send(.hello(Hello(worker: configuration.id, host: HostInfo.hostname, pid: HostInfo.pid, version: "0.1.0",
                           slots: configuration.slots, languages: configuration.languages,
                           engine: configuration.engine.rawValue, held: held)))
-        let capacity = configuration.slots + configuration.prefetch - tracker.count
-        if capacity > 0 { send(.credit(capacity)) }
+        outstandingCredit = 0
+        topUpCredit()
         let waiting = unsent
         unsent = []
         for message in waiting { send(message) }
@@ -237,6 +241,7 @@ public final class Worker {
             }
             switch message {
             case .job(let job):
+                outstandingCredit = max(0, outstandingCredit - 1)
                 tracker.accept(job.attempt)
                 jobs.push(SlotJob(job: job, generation: generation))
             case .bye(let bye):
@@ -260,8 +265,21 @@ public final class Worker {
             default: break
             }
             send(message)
-            if Shutdown.requested == nil { send(.credit(1)) }
+            rate.record(Clock.monotonicMilliseconds)
         }
+        if Shutdown.requested == nil { topUpCredit() }
+    }
+
+    /// Asks for as many jobs as keep the slots busy: the slots plus a prefetch that covers about 50 ms of work at
+    /// the current pace (at least `prefetch`), so fast pages never wait on the network and slow ones are not hoarded.
+    private func topUpCredit() {
+        guard dealer != nil else { return }
+        let pace = rate.pagesPerSecond(now: Clock.monotonicMilliseconds)
+        let prefetch = min(2000, max(configuration.prefetch, Int(pace * 0.05)))
+        let wanted = configuration.slots + prefetch - tracker.count - outstandingCredit
+        // Small top-ups are batched so a busy worker sends one CREDIT per handful of results, not one each.
+        guard wanted > 0, wanted >= min(8, configuration.slots + prefetch) || tracker.count + outstandingCredit == 0 else { return }
+        if send(.credit(wanted)) { outstandingCredit += wanted }
     }
 
     private func parentAlive() -> Bool {
@@ -302,6 +320,23 @@ public final class Worker {
             exit(ExitStatus.success.rawValue)
         }
         return .success
+    }
+}
+
+/// Pages finished per second over the last second or so.
+struct PageRate {
+    private var times: [Int64] = []
+    private var head = 0
+
+    mutating func record(_ now: Int64) {
+        times.append(now)
+        if times.count > 4096 { times.removeFirst(times.count - 2048); head = 0 }
+    }
+
+    mutating func pagesPerSecond(now: Int64) -> Double {
+        while head < times.count && now - times[head] > 1000 { head += 1 }
+        if head > 1024 { times.removeFirst(head); head = 0 }
+        return Double(times.count - head)
     }
 }
 

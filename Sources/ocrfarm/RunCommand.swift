@@ -66,12 +66,15 @@ struct RunCommand: Command {
         if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
         let store = try Store(path: storePath)
         let report = try Submitter.submit(paths, options: submitOptions, store: store)
+        // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
+        // not read yet, and whatever else was left queued in the store.
         var documents = report.documentIDs
         for (path, _) in report.skipped {
             if let bytes = try? FileSystem.read(path), let existing = try store.document(withHash: SHA256.hex(bytes)) {
                 documents.append(existing.id)
             }
         }
+        documents = Array(Set(documents + (try store.documentsWithWork()))).sorted()
         let initial = try store.counts(of: documents)
         let total = initial.values.reduce(0, +)
         if total == 0 {
@@ -102,23 +105,33 @@ struct RunCommand: Command {
         let alreadyDone = (initial[.done] ?? 0) + (initial[.failed] ?? 0)
         let bar = ProgressLine(enabled: Console.errorIsTerminal)
         var lastPlainLine = started
+        var lastExactCount = started
         var counts = initial
         while Shutdown.requested == nil {
-            counts = try store.counts(of: documents)
-            let finished = (counts[.done] ?? 0) + (counts[.failed] ?? 0)
-            let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
+            // The coordinator's own counters are free to read; the store is asked only now and then, and to confirm
+            // the end (another submitter may add pages to the same store meanwhile).
+            let counters = farm.counters
+            var finished = alreadyDone + counters.completed + counters.failed
+            let now = Clock.monotonicMilliseconds
+            if finished >= total || now - lastExactCount >= 5000 {
+                counts = try store.counts(of: documents)
+                finished = (counts[.done] ?? 0) + (counts[.failed] ?? 0)
+                lastExactCount = now
+            }
+            let elapsed = Double(now - started) / 1000
             let rate = elapsed > 0 ? Double(finished - alreadyDone) / elapsed : 0
             let remaining = total - finished
             var line = "pages \(finished)/\(total)"
-            if let failed = counts[.failed], failed > 0 { line += " (\(failed) failed)" }
+            let failedSoFar = (initial[.failed] ?? 0) + counters.failed
+            if failedSoFar > 0 { line += " (\(failedSoFar) failed)" }
             line += " | \(Format.fixed(rate, 2)) pages/s"
             if rate > 0 && remaining > 0 { line += " | ETA " + Self.duration(Double(remaining) / rate) }
             bar.show(line)
-            if !Console.errorIsTerminal && Clock.monotonicMilliseconds - lastPlainLine >= 10_000 {
+            if !Console.errorIsTerminal && now - lastPlainLine >= 10_000 {
                 Console.error(line)
-                lastPlainLine = Clock.monotonicMilliseconds
+                lastPlainLine = now
             }
-            if remaining == 0 { break }
+            if remaining <= 0 { break }
             // A worker that dies (a crashing page, the OOM killer) is replaced, like a supervisor would; its pages
             // come back to the queue when the coordinator notices it is gone.
             for index in children.indices {
@@ -132,7 +145,7 @@ struct RunCommand: Command {
                 children[index] = try startWorker()
             }
             if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
-            Clock.sleep(milliseconds: 100)
+            Clock.sleep(milliseconds: 50)
         }
         bar.clear()
         let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
@@ -177,6 +190,15 @@ final class EmbeddedFarm: Sendable {
     private final class Shared: Sendable {
         let stop = Atomic<Bool>(false)
         let failure = Mutex<String?>(nil)
+        let coordinator = Mutex<CoordinatorHandle?>(nil)
+    }
+
+    /// Lets the run's thread read the coordinator's counters (which are themselves behind a lock).
+    private final class CoordinatorHandle: @unchecked Sendable {
+        // Thread-safety: only `snapshot` is used from other threads, and it is guarded by the coordinator's mutex.
+        let coordinator: Coordinator
+        init(_ coordinator: Coordinator) { self.coordinator = coordinator }
+        var snapshot: CoordinatorCounters { coordinator.snapshot }
     }
     private let shared = Shared()
     private let thread: NativeThread
@@ -188,6 +210,7 @@ final class EmbeddedFarm: Sendable {
             do {
                 let store = try Store(path: storePath)
                 let coordinator = try Coordinator(store: store, context: context, configuration: configuration)
+                shared.coordinator.withLock { $0 = CoordinatorHandle(coordinator) }
                 started.push(.success(coordinator.endpoint))
                 try coordinator.run(shouldStop: { shared.stop.load(ordering: .relaxed) })
             } catch {
@@ -202,6 +225,7 @@ final class EmbeddedFarm: Sendable {
         }
     }
 
+    var counters: CoordinatorCounters { shared.coordinator.withLock { $0?.snapshot } ?? CoordinatorCounters() }
     var failed: Bool { shared.failure.withLock { $0 != nil } }
     var failure: String? { shared.failure.withLock { $0 } }
 

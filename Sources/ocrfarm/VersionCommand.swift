@@ -52,7 +52,11 @@ enum OpenMP {
     static func ensureSingleThreaded() {
         if let value = getenv(variable), String(cString: value) == "1" { return }
         setenv(variable, "1", 1)
-        execv("/proc/self/exe", CommandLine.unsafeArgv)
+        // Through the executable's real path, so the process keeps its name ("ocrfarm", not "exe") in ps and top.
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let path = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/proc/self/exe"
+        execv(path, CommandLine.unsafeArgv)
     }
 
     /// The limit libgomp actually applies (`omp_get_thread_limit`), or nil when libgomp is not loaded.
