@@ -56,6 +56,16 @@ public enum Allocator {
         return value
     }
 
+    /// Returns freed memory to the system at once instead of keeping it for reuse (jemalloc's default keeps it
+    /// for 10 s). For workers, whose page images are freed after every page, this keeps the resident set near the
+    /// working set (about 20 MB less per slot on clean A4 pages) at a small cost in system calls.
+    public static func returnFreedMemoryPromptly() {
+        var zero: Int = 0
+        for name in ["arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "arena.4096.dirty_decay_ms", "arena.4096.muzzy_decay_ms"] {
+            _ = mallctl(name, nil, nil, &zero, MemoryLayout<Int>.size)
+        }
+    }
+
     /// Returns unused pages of every arena to the system.
     public static func releaseUnusedMemory() {
         _ = mallctl("arena.4096.purge", nil, nil, nil, 0)

@@ -42,25 +42,29 @@ public final class PageProcessor {
     }
 
     /// Decodes and recognizes one page; every failure is a `PageFailure`, never a crash.
-    public func process(_ source: PageSource, options: PageOptions, renderings: Set<OutputFormat> = [],
+    public func process(_ source: consuming PageSource, options: PageOptions, renderings: Set<OutputFormat> = [],
                         sourceName: String = "", pageNumber: Int = 0) throws(PageFailure) -> RecognizedPage
     {
         if engine == .none { return RecognizedPage(result: .empty(width: 0, height: 0, resolution: 0)) }
         let start = Clock.monotonicNanoseconds
-        let decoded: DecodedPage
-        switch source {
-        case .image(let bytes, let index):
-            decoded = try Decoder.decode(bytes, page: index, limits: limits)
-        case .pdf(let bytes, let index):
-            let png = try PDFRasterizer.rasterize(bytes, page: index)
-            decoded = try Decoder.decode(png, limits: limits)
-        }
+        let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let recognizer = try recognizer(for: options.languages)
         var page = try recognizer.recognize(decoded, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName))
         page.result.timings.insert(decodeTime, at: 0)
         return page
+    }
+
+    /// Decodes (or rasterizes and decodes) a source; the encoded bytes are released when this returns.
+    private static func decode(_ source: consuming PageSource, limits: DecodeLimits) throws(PageFailure) -> DecodedPage {
+        switch consume source {
+        case .image(let bytes, let index):
+            return try Decoder.decode(bytes, page: index, limits: limits)
+        case .pdf(let bytes, let index):
+            let png = try PDFRasterizer.rasterize(bytes, page: index)
+            return try Decoder.decode(png, limits: limits)
+        }
     }
 
     private func recognizer(for languages: [String]) throws(PageFailure) -> any PageRecognizer {

@@ -384,7 +384,7 @@ struct Slot {
 
     func run() {
         while let item = jobs.pop() {
-            let job = item.job
+            var job = item.job
             guard tracker.start(job.attempt) else { continue }
             if let crashTrigger, !crashTrigger.isEmpty, job.source.contains(crashTrigger) {
                 // Test-only poison page: die the way a crashing engine would.
@@ -393,6 +393,8 @@ struct Slot {
             let message: FarmProtocol.Message
             do throws(PageFailure) {
                 let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
+                // The encoded page is needed only until it is decoded; the processor holds the last reference.
+                job.bytes = []
                 let page = try processor.process(source, options: job.options, sourceName: job.source,
                                                  pageNumber: Int(job.attempt.page.rawValue))
                 let result = page.result

@@ -1,3 +1,4 @@
+import Allocator
 import FarmCoordinator
 import FarmCore
 import FarmPipeline
@@ -119,6 +120,7 @@ struct WorkerCommand: Command {
 
     func run() throws -> ExitStatus {
         Shutdown.install()
+        Allocator.returnFreedMemoryPromptly()
         if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
         let worker = try Worker(configuration: configuration, context: try Context())
         do {

@@ -64,7 +64,28 @@ struct FarmBehaviourTests {
         #expect(try FarmHarness.wait(seconds: 30) { try openStore(farm).status().count(.done) == 5 })
         try farm.submit([try TestImages.tinyPages(7, in: farm.folder, prefix: "second")])
         #expect(try FarmHarness.wait(seconds: 30) { try openStore(farm).status().count(.done) == 12 }, "\(farm.logs)")
+        // SIGTERM stops the coordinator cleanly.
+        let coordinator = try #require(farm.processes.first)
+        #expect(coordinator.terminate(waiting: 10) == 0)
+        #expect(coordinator.log.contains("coordinator stopped"))
         farm.stopAll()
+    }
+
+    @Test("PDF pages and multi-page TIFF pages travel to the worker and are read one page each")
+    func pdfAndTIFF() throws {
+        let farm = FarmHarness()
+        let pdf = farm.folder.file("two.pdf")
+        let made = try Run.ocrfarm(["ocr", Fixtures.phototest, Fixtures.path("tesseract-testdata/phototest-rotated-180.png"),
+                                    "--format", "pdf", "--out", pdf])
+        #expect(made.status == 0)
+        let output = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", pdf])
+        #expect(output.status == 0, "\(output.stderr)")
+        let store = try openStore(farm)
+        let pages = try store.pages()
+        #expect(pages.count == 2)
+        let first = try #require(try store.text(of: pages[0].id))
+        #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: first) < 0.05, "\(first)")
+        #expect(pages.allSatisfy { $0.state == .done })
     }
 
     @Test("SIGTERM to a worker finishes the page in hand and gives back the ones it had not started")
