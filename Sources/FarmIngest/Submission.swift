@@ -13,12 +13,17 @@ public struct SubmitOptions: Sendable {
     public var pageOptions: PageOptions
     /// Submit files again even when the same content was submitted before.
     public var force: Bool
+    /// Multi-page files larger than this are split into one file per page (next to the store) at submit.
+    public var splitThreshold: Int
 
-    public init(documentName: String? = nil, priority: Int = 0, pageOptions: PageOptions = PageOptions(), force: Bool = false) {
+    public init(documentName: String? = nil, priority: Int = 0, pageOptions: PageOptions = PageOptions(), force: Bool = false,
+                splitThreshold: Int = PageExtractor.splitThreshold)
+    {
         self.documentName = documentName
         self.priority = priority
         self.pageOptions = pageOptions
         self.force = force
+        self.splitThreshold = splitThreshold
     }
 }
 
@@ -87,6 +92,12 @@ public final class Submission {
             if let failure = inspection.failure {
                 pages = [NewPage(source: path, index: 0, kind: "invalid", failure: failure)]
                 report.invalid.append((path, failure))
+            } else if inspection.pages > 1 && bytes.count > options.splitThreshold,
+                      let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
+                                                           into: store.path + ".pages/" + hash),
+                      files.count == inspection.pages {
+                // A big multi-page file is split once, here, so each job carries one page rather than the file.
+                pages = files.map { NewPage(source: $0, index: 0, kind: inspection.kind.rawValue) }
             } else {
                 pages = (0..<inspection.pages).map { NewPage(source: path, index: $0, kind: inspection.kind.rawValue) }
             }
@@ -125,6 +136,8 @@ public final class Submission {
             (try? FileSystem.status(store.path + suffix)).map { FileKey(device: $0.device, inode: $0.inode) }
         })
         var visiting = Set<FileKey>()
+        // Nor the folder where big files are split into pages.
+        let pageCache = (try? FileSystem.status(store.path + ".pages")).map { FileKey(device: $0.device, inode: $0.inode) }
 
         func walk(_ path: RawPath, depth: Int) {
             let status: FileSystem.Status
@@ -138,6 +151,7 @@ public final class Submission {
             let key = FileKey(device: status.device, inode: status.inode)
             switch status.kind {
             case .directory:
+                if key == pageCache { return }
                 guard !visiting.contains(key), depth < 64 else {
                     report.problems.append((path, "symbolic link loop (the folder contains itself)"))
                     return

@@ -28,6 +28,25 @@ public enum QPDF {
         try run(json: JSONText.object(job).rendered, operation: "merge into \(output)")
     }
 
+    /// Splits the PDF at `path` into one file per page in `directory` (which must exist); returns their paths in
+    /// page order.
+    public static func splitPages(_ path: String, into directory: String) throws(QPDFError) -> [String] {
+        let output = directory + "/page.pdf"
+        let job: [String: JSONText] = [
+            "inputFile": .string(path),
+            "outputFile": .string(output),
+            "splitPages": .string("1"),
+        ]
+        try run(json: JSONText.object(job).rendered, operation: "split \(path)")
+        let count = try info(path).pageCount
+        // qpdf numbers the parts with as many digits as the page count needs: page-01.pdf … page-12.pdf.
+        let digits = String(count).count
+        return (1...max(count, 1)).map { number in
+            let text = String(number)
+            return directory + "/page-" + String(repeating: "0", count: max(0, digits - text.count)) + text + ".pdf"
+        }
+    }
+
     /// Page count and encryption of the PDF at `path`.
     public static func info(_ path: String, password: String? = nil) throws(QPDFError) -> PDFInfo {
         try info(password: password, name: path) { handle in qpdf_read(handle, path, password) }

@@ -3,6 +3,7 @@ import FarmCore
 import FarmIngest
 import FarmStore
 import Leptonica
+import QPDF
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,30 @@ struct SubmissionTests {
         let pages = try store.pages()
         #expect(pages.map(\.number) == [1, 2, 3, 4])
         #expect(pages.map(\.source) == [one, tiff, tiff, tiff])
+    }
+
+    @Test("big multi-page files are split into one file per page next to the store")
+    func splitting() throws {
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let tiff = RawPath(folder.write("three.tif", try Pix.multipageTIFF([page, try page.grayscale(), page])))
+        let report = try Submission(store: store, options: SubmitOptions(splitThreshold: 1)).submit([tiff])
+        #expect(report.pages == 3)
+        let pages = try store.pages()
+        #expect(pages.allSatisfy { $0.source.description.hasPrefix(store.path + ".pages/") })
+        #expect(try Pix(contentsOfFile: pages[1].source.description).width == 640)
+        #expect(try Pix(contentsOfFile: pages[0].source.description).hasSamePixels(as: page))
+        // A PDF is split with qpdf.
+        let parts = [folder.write("a.pdf", TestPDF.onePage("alpha")), folder.write("b.pdf", TestPDF.onePage("bravo"))]
+        try QPDF.merge(parts, into: folder.file("ab.pdf"))
+        let pdfReport = try Submission(store: store, options: SubmitOptions(splitThreshold: 1)).submit([RawPath(folder.file("ab.pdf"))])
+        #expect(pdfReport.pages == 2)
+        let pdfPages = try store.pages().suffix(2)
+        #expect(pdfPages.allSatisfy { $0.source.description.hasSuffix(".pdf") && $0.source.description.contains(".pages/") })
+        #expect(try QPDF.info(pdfPages.first!.source.description).pageCount == 1)
+        // Below the threshold the file is kept whole and pages are addressed by index.
+        let small = try Submission(store: store, options: SubmitOptions(force: true)).submit([tiff])
+        #expect(small.pages == 3)
+        #expect(try store.pages().suffix(3).allSatisfy { $0.source == tiff })
     }
 
     @Test("the store's own files are never submitted, even from the folder that holds it")

@@ -1,0 +1,37 @@
+import FarmCore
+import Leptonica
+import QPDF
+
+/// Splits big multi-page files into one file per page, so that a job carries one page, not the whole file.
+public enum PageExtractor {
+    /// Files larger than this are split when they hold more than one page.
+    public static let splitThreshold = 8 << 20
+
+    /// One file per page of a PDF or multi-page TIFF, written into `directory` (created if needed), in page order.
+    /// TIFF pages are written losslessly: G4 for bilevel pages, PNG for the rest.
+    public static func split(_ bytes: [UInt8], kind: SourceInspection.Kind, source: RawPath, pages: Int,
+                             into directory: String) throws -> [RawPath]
+    {
+        try FileSystem.makeDirectory(directory)
+        switch kind {
+        case .pdf:
+            guard let path = source.string else { throw FileError(path: source.description, reason: "not a UTF-8 path") }
+            return try QPDF.splitPages(path, into: directory).map { RawPath($0) }
+        case .image:
+            var files: [RawPath] = []
+            let digits = String(pages).count
+            for index in 0..<pages {
+                let page = try Pix(encoded: bytes, page: index)
+                let bilevel = page.depth == 1
+                let number = String(index + 1)
+                let name = "page-" + String(repeating: "0", count: max(0, digits - number.count)) + number + (bilevel ? ".tif" : ".png")
+                let path = directory + "/" + name
+                try FileSystem.write(try page.encoded(as: bilevel ? .tiff(.g4) : .png), to: path)
+                files.append(RawPath(path))
+            }
+            return files
+        case .invalid:
+            return []
+        }
+    }
+}
