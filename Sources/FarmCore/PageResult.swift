@@ -115,6 +115,12 @@ public struct PageResult: Sendable, Equatable {
     public var meanConfidence: Double
     public var blocks: [Block]
     public var timings: [StageTiming]
+    /// What each stage of the pipeline found (decode, segment, rectify, orient, deskew, enhance).
+    public var findings: JSON = .null
+    /// Corrected page → original image, when the page was corrected (nil: the same coordinates).
+    public var toOriginal: Homography?
+    public var originalWidth: Int?
+    public var originalHeight: Int?
 
     public init(width: Int, height: Int, resolution: Int, text: String, meanConfidence: Double,
                 blocks: [Block], timings: [StageTiming] = [])
@@ -136,18 +142,38 @@ public struct PageResult: Sendable, Equatable {
     public var lines: [Line] { blocks.flatMap { $0.paragraphs.flatMap(\.lines) } }
     public var words: [Word] { lines.flatMap(\.words) }
 
-    /// The page as JSON: size, text, mean confidence, words with boxes, lines, timings.
+    /// The four corners of a box on the corrected page, in the original image (a quadrilateral after a
+    /// perspective correction); the box's own corners when the page was not corrected.
+    public func originalQuad(of box: Rect) -> Quad {
+        let corners = [Point(Double(box.x), Double(box.y)), Point(Double(box.maxX), Double(box.y)),
+                       Point(Double(box.maxX), Double(box.maxY)), Point(Double(box.x), Double(box.maxY))]
+        guard let toOriginal else { return Quad(corners) }
+        return Quad(corners.map { toOriginal.apply($0) })
+    }
+
+    /// The page as JSON: size, text, mean confidence, words with boxes (on the corrected page, and as corners in
+    /// the original image when the page was corrected), lines, stage findings, timings.
     public var json: JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("width", JSON(width)),
             ("height", JSON(height)),
             ("resolution", JSON(resolution)),
             ("text", JSON(text)),
             ("mean_confidence", .rounded(meanConfidence)),
-            ("words", .array(words.map(\.json))),
+            ("words", .array(words.map { word in
+                guard toOriginal != nil, case .object(var fields) = word.json else { return word.json }
+                fields.append(("original", originalQuad(of: word.box).json))
+                return .object(fields)
+            })),
             ("lines", .array(lines.map { .object([("box", $0.box.json), ("text", JSON($0.text))]) })),
-            ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
-        ])
+        ]
+        if let originalWidth, let originalHeight {
+            fields.append(("original_size", [JSON(originalWidth), JSON(originalHeight)]))
+        }
+        if let toOriginal { fields.append(("to_original", toOriginal.json)) }
+        if findings != .null { fields.append(("stages", findings)) }
+        fields.append(("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })))
+        return .object(fields)
     }
 }
 

@@ -24,25 +24,26 @@ public struct PageReport: Sendable {
 /// OCR of local files in this process: one thread and one recognizer per slot, pages handed out in order and
 /// reported back in order. Used by `ocrfarm ocr`; the farm's workers use the same stages one page at a time.
 public final class LocalBatch: Sendable {
-    public typealias RecognizerFactory = @Sendable () throws -> any PageRecognizer
+    /// Makes the processor of one slot, on that slot's thread.
+    public typealias ProcessorFactory = @Sendable () throws -> PageProcessor
 
     public let paths: [String]
     public let slots: Int
     public let options: RecognitionOptions
-    public let limits: DecodeLimits
+    public let pageOptions: PageOptions
     /// Largest input file read, in bytes.
     public let maxFileBytes: Int
-    private let makeRecognizer: RecognizerFactory
+    private let makeProcessor: ProcessorFactory
 
-    public init(paths: [String], slots: Int, options: RecognitionOptions, limits: DecodeLimits = DecodeLimits(),
-                maxFileBytes: Int = 1 << 30, makeRecognizer: @escaping RecognizerFactory)
+    public init(paths: [String], slots: Int, options: RecognitionOptions, pageOptions: PageOptions = PageOptions(),
+                maxFileBytes: Int = 1 << 30, makeProcessor: @escaping ProcessorFactory)
     {
         self.paths = paths
         self.slots = max(1, slots)
         self.options = options
-        self.limits = limits
+        self.pageOptions = pageOptions
         self.maxFileBytes = maxFileBytes
-        self.makeRecognizer = makeRecognizer
+        self.makeProcessor = makeProcessor
     }
 
     private enum Event: Sendable {
@@ -99,15 +100,19 @@ public final class LocalBatch: Sendable {
 
         let workers = (0..<slots).map { index in
             NativeThread.start(name: "slot-\(index)") { [self] in
-                let recognizer: any PageRecognizer
+                let processor: PageProcessor
                 do {
-                    recognizer = try makeRecognizer()
+                    processor = try makeProcessor()
+                    try processor.prepare(languages: pageOptions.languages)
+                } catch let failure as PageFailure {
+                    events.push(.slotFailed(failure.message))
+                    return
                 } catch {
                     events.push(.slotFailed("\(error)"))
                     return
                 }
                 while let job = jobs.pop() {
-                    events.push(.report(process(job, with: recognizer)))
+                    events.push(.report(process(job, with: processor)))
                 }
             }
         }
@@ -141,17 +146,13 @@ public final class LocalBatch: Sendable {
         workers.forEach { $0.join() }
     }
 
-    /// Decodes and recognizes one page; every failure becomes a report, never a crash.
-    public func process(_ job: PageJob, with recognizer: any PageRecognizer) -> PageReport {
+    /// Decodes, corrects and recognizes one page; every failure becomes a report, never a crash.
+    public func process(_ job: PageJob, with processor: PageProcessor) -> PageReport {
         let outcome: Result<RecognizedPage, PageFailure>
-        do {
-            let start = Clock.monotonicNanoseconds
-            let decoded = try Decoder.decode(job.bytes, page: job.page, limits: limits)
-            let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
-            var options = self.options
-            options.sourceName = job.pageCount > 1 ? "\(job.path) [page \(job.page + 1)]" : job.path
-            var page = try recognizer.recognize(decoded, pageNumber: job.sequence, options: options)
-            page.result.timings.insert(decodeTime, at: 0)
+        do throws(PageFailure) {
+            let name = job.pageCount > 1 ? "\(job.path) [page \(job.page + 1)]" : job.path
+            let page = try processor.process(.image(job.bytes, index: job.page), options: pageOptions,
+                                             renderings: options.renderings, sourceName: name, pageNumber: job.sequence)
             outcome = .success(page)
         } catch {
             outcome = .failure(error)

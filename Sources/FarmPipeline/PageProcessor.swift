@@ -1,6 +1,7 @@
 import FarmCore
 import FarmRuntime
 import Leptonica
+import Tesseract
 
 /// Where a page's bytes come from.
 public enum PageSource: Sendable {
@@ -17,43 +18,93 @@ public enum EngineKind: String, Sendable, CaseIterable {
     case none
 }
 
-/// Runs the page pipeline for one slot: decode (or rasterize) and recognize, with one engine per language set,
-/// created on first use and kept. Not `Sendable`: one processor per slot thread.
+/// Runs the page pipeline for one slot: decode (or rasterize), the seeing stages, and recognition, with one
+/// engine per language set created on first use and kept. Not `Sendable`: one processor per slot thread.
 public final class PageProcessor {
     public let engine: EngineKind
     public let limits: DecodeLimits
+    /// When set, every page runs these stages whatever its options say (tests, `--raw`).
+    public let pipelineOverride: PipelineOptions?
+    /// With the `none` engine, whether pages are still decoded and corrected (true for `ocr`, to measure the
+    /// stages; false for the farm's workers, which measure the farm itself).
+    public var decodesWithoutEngine = true
+    private let makeRecognizer: ([String]) throws(PageFailure) -> any PageRecognizer
     private var recognizers: [[String]: any PageRecognizer] = [:]
     private var recognizerOrder: [[String]] = []
+    private var pipelines: [PipelineOptions: PagePipeline] = [:]
+    private var orientationDetector: OrientationDetector?
     /// Engines kept per slot; a page in another language set replaces the least recently used one.
     private let maxEngines = 2
 
-    public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits()) {
+    public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = nil) {
         self.engine = engine
         self.limits = limits
+        self.pipelineOverride = pipeline
+        makeRecognizer = { languages throws(PageFailure) -> any PageRecognizer in
+            if engine == .none { return NullRecognizer() }
+            return try TesseractRecognizer(languages: languages)
+        }
+    }
+
+    /// A processor with a recognizer of the caller's making (a scripted engine in tests).
+    public init(limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = PipelineOptions.none,
+                recognizer: @escaping () throws(PageFailure) -> any PageRecognizer)
+    {
+        engine = .tesseract
+        self.limits = limits
+        self.pipelineOverride = pipeline
+        makeRecognizer = { _ throws(PageFailure) in try recognizer() }
     }
 
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page).
     public func prepare(languages: [String]) throws(PageFailure) {
         _ = try recognizer(for: languages)
+        _ = try seeingStages(pipelineOverride ?? PipelineOptions())
     }
 
     public var engineName: String {
         engine == .none ? "none" : recognizers.values.first?.engineName ?? "tesseract"
     }
 
-    /// Decodes and recognizes one page; every failure is a `PageFailure`, never a crash.
+    /// Decodes, corrects and recognizes one page; every failure is a `PageFailure`, never a crash.
     public func process(_ source: consuming PageSource, options: PageOptions, renderings: Set<OutputFormat> = [],
                         sourceName: String = "", pageNumber: Int = 0) throws(PageFailure) -> RecognizedPage
     {
-        if engine == .none { return RecognizedPage(result: .empty(width: 0, height: 0, resolution: 0)) }
+        if engine == .none && !decodesWithoutEngine {
+            return RecognizedPage(result: .empty(width: 0, height: 0, resolution: 0))
+        }
         let start = Clock.monotonicNanoseconds
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
+        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options)).run(decoded)
+        let corrected = DecodedPage(image: image, format: decoded.format, declaredResolution: context.resolution,
+                                    exifOrientation: decoded.exifOrientation)
         let recognizer = try recognizer(for: options.languages)
-        var page = try recognizer.recognize(decoded, pageNumber: pageNumber, options: RecognitionOptions(
+        var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName))
-        page.result.timings.insert(decodeTime, at: 0)
+        page.result.timings = [decodeTime] + context.timings + page.result.timings
+        page.result.findings = context.findingsJSON
+        page.result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
+        page.result.originalWidth = context.originalWidth
+        page.result.originalHeight = context.originalHeight
         return page
+    }
+
+    /// The pipeline for a set of options, made on first use (with one OSD engine shared by all of them).
+    private func seeingStages(_ options: PipelineOptions) throws(PageFailure) -> PagePipeline {
+        if let pipeline = pipelines[options] { return pipeline }
+        let made = try PagePipeline(options: options) { () throws(PageFailure) -> OrientationDetector? in
+            if let orientationDetector { return orientationDetector }
+            guard TesseractEngine.hasOrientationData() else { return nil }
+            do throws(TesseractError) {
+                orientationDetector = try OrientationDetector()
+                return orientationDetector
+            } catch {
+                throw PageFailure(stage: "orient", code: .ocrFailed, message: error.message)
+            }
+        }
+        pipelines[options] = made
+        return made
     }
 
     /// Decodes (or rasterizes and decodes) a source; the encoded bytes are released when this returns.
@@ -73,7 +124,7 @@ public final class PageProcessor {
             recognizerOrder.append(languages)
             return existing
         }
-        let made: any PageRecognizer = engine == .none ? NullRecognizer() : try TesseractRecognizer(languages: languages)
+        let made = try makeRecognizer(languages)
         if recognizers.count >= maxEngines, let oldest = recognizerOrder.first {
             recognizers.removeValue(forKey: oldest)
             recognizerOrder.removeFirst()

@@ -136,6 +136,8 @@ public final class Worker {
             let tracker = self.tracker
             slotThreads.append(NativeThread.start(name: "slot-\(index)") {
                 let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
+                // With --engine none the worker measures the farm itself: no decoding either.
+                processor.decodesWithoutEngine = false
                 let socket: Socket
                 do {
                     socket = try Socket(context, type: .push)

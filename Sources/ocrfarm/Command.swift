@@ -51,6 +51,7 @@ enum Commands {
         WorkerCommand.self,
         StatusCommand.self,
         OCRCommand.self,
+        InspectCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

@@ -14,7 +14,7 @@ struct OCRCommand: Command {
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
-    ]
+    ] + CorrectionOptions.specs
     static let discussion = """
     A multi-page TIFF gives one page per image. With several pages, text pages are separated by form feeds,
     JSON holds {"pages": [...]}, hOCR and ALTO hold one page element each, and the PDF has one page per image.
@@ -32,6 +32,7 @@ struct OCRCommand: Command {
     let timeoutMilliseconds: Int?
     let maxPixels: Int
     let engine: String
+    let pageOptions: PageOptions
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         paths = arguments.positionals
@@ -47,6 +48,8 @@ struct OCRCommand: Command {
         timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
         maxPixels = try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000
         engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
+        pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
+                                                                             timeoutMilliseconds: timeoutMilliseconds))
         if format == .pdf && outPath == nil && Console.outputIsTerminal {
             throw UsageError(message: "--format pdf writes binary data; give --out FILE or redirect standard output")
         }
@@ -55,16 +58,11 @@ struct OCRCommand: Command {
     func run() throws -> ExitStatus {
         if engine == "tesseract" { try EngineCheck.languages(languages) }
         let writer = try OutputWriter(format: format, path: outPath)
-        let languages = self.languages
         let engine = self.engine
+        let limits = DecodeLimits(maxPixels: maxPixels)
         let batch = LocalBatch(
-            paths: paths, slots: jobs,
-            options: RecognitionOptions(timeoutMilliseconds: timeoutMilliseconds, renderings: format.renderings),
-            limits: DecodeLimits(maxPixels: maxPixels),
-            makeRecognizer: {
-                if engine == "none" { return NullRecognizer() }
-                return try TesseractRecognizer(languages: languages)
-            })
+            paths: paths, slots: jobs, options: RecognitionOptions(renderings: format.renderings), pageOptions: pageOptions,
+            makeProcessor: { PageProcessor(engine: engine == "none" ? .none : .tesseract, limits: limits) })
 
         var filesWithPages = Set<String>()
         var filesWithFailures = Set<String>()

@@ -18,7 +18,7 @@ enum SubmitOptionSpecs {
         OptionSpec("--lang", value: "LANGS", "Languages in priority order, joined by '+' (default: eng)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
         OptionSpec("--force", "Submit files again even if the same content was submitted before."),
-    ]
+    ] + CorrectionOptions.specs
 
     static func parse(_ arguments: ParsedArguments) throws(UsageError) -> SubmitOptions {
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
@@ -28,7 +28,8 @@ enum SubmitOptionSpecs {
         let timeout = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
         return SubmitOptions(documentName: arguments.string("--document"),
                              priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,
-                             pageOptions: PageOptions(languages: languages, timeoutMilliseconds: timeout),
+                             pageOptions: try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
+                                                                                                timeoutMilliseconds: timeout)),
                              force: arguments.flag("--force"))
     }
 }
@@ -142,5 +143,27 @@ final class ProgressLine {
         guard enabled && shown else { return }
         Console.errorRaw("\r\u{1B}[2K")
         shown = false
+    }
+}
+
+/// How pages are corrected before recognition; shared by `ocr`, `submit` and `run`.
+enum CorrectionOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("--mode", value: "MODE", "Look of the page image kept for the PDF: color, gray or bw (default: gray)."),
+        OptionSpec("--skip", value: "STAGES", repeatable: true,
+                   "Leave out correction stages: segment, orient, deskew, enhance (comma-separated)."),
+        OptionSpec("--raw", "Leave out every correction stage: recognize the page as the file has it."),
+    ]
+
+    static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
+        var options = options
+        options.imageMode = try arguments.choice("--mode", PageOptions.imageModes) ?? "gray"
+        var skipped = arguments.strings("--skip")
+        for stage in skipped where !PageOptions.correctionStages.contains(stage) {
+            throw UsageError(message: "--skip takes \(PageOptions.correctionStages.joined(separator: ", ")), not '\(stage)'")
+        }
+        if arguments.flag("--raw") { skipped = PageOptions.correctionStages }
+        options.skippedStages = PageOptions.correctionStages.filter { skipped.contains($0) }
+        return options
     }
 }

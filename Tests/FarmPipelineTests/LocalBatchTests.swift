@@ -18,7 +18,7 @@ struct LocalBatchTests {
         let missing = folder.file("missing.png")
         let paths = [png, bad, tiff, missing, png]
 
-        let batch = LocalBatch(paths: paths, slots: 3, options: RecognitionOptions()) { NullRecognizer() }
+        let batch = LocalBatch(paths: paths, slots: 3, options: RecognitionOptions()) { PageProcessor { NullRecognizer() } }
         var reports: [PageReport] = []
         try batch.run { reports.append($0) }
 
@@ -42,8 +42,10 @@ struct LocalBatchTests {
         let png = folder.write("p.png", try Pix(contentsOfFile: Fixtures.phototest).encoded(as: .png))
         let created = Mutex(0)
         let batch = LocalBatch(paths: Array(repeating: png, count: 20), slots: 2, options: RecognitionOptions()) {
-            created.withLock { $0 += 1 }
-            return NullRecognizer()
+            PageProcessor {
+                created.withLock { $0 += 1 }
+                return NullRecognizer()
+            }
         }
         var count = 0
         try batch.run { _ in count += 1 }
@@ -53,8 +55,9 @@ struct LocalBatchTests {
 
     @Test("when no recognizer can be made, the batch fails with the reason")
     func noEngine() {
-        let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2, options: RecognitionOptions()) {
-            try TesseractRecognizer(languages: ["nonexistent"])
+        let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2, options: RecognitionOptions(),
+                               pageOptions: PageOptions(languages: ["nonexistent"])) {
+            PageProcessor(engine: .tesseract)
         }
         do {
             try batch.run { _ in }
@@ -68,7 +71,7 @@ struct LocalBatchTests {
     func realEngine() throws {
         let batch = LocalBatch(paths: [Fixtures.phototest, Fixtures.phototest], slots: 2,
                                options: RecognitionOptions(renderings: [.hocr, .alto, .pdf])) {
-            try TesseractRecognizer()
+            PageProcessor(engine: .tesseract)
         }
         var reports: [PageReport] = []
         try batch.run { reports.append($0) }
@@ -77,7 +80,8 @@ struct LocalBatchTests {
             let page = try report.outcome.get()
             let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: page.result.text)
             #expect(cer < 0.02)
-            #expect(page.result.timings.map(\.stage) == ["decode", "recognize", "render"])
+            #expect(page.result.timings.map(\.stage) == ["decode", "segment", "rectify", "orient", "deskew", "enhance",
+                                                         "recognize", "render"])
             #expect(String(decoding: page.renderings[.hocr] ?? [], as: UTF8.self).contains("ocr_page"))
             #expect(String(decoding: page.renderings[.alto] ?? [], as: UTF8.self).contains("<Page"))
             #expect(page.renderings[.pdf]?.starts(with: Array("%PDF".utf8)) == true)

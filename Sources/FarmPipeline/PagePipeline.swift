@@ -1,0 +1,140 @@
+import FarmCore
+import Leptonica
+import Tesseract
+
+/// How the seeing stages run. A disabled stage is left out of the pipeline, not skipped inside it.
+public struct PipelineOptions: Sendable, Hashable {
+    public enum EnhanceMode: String, Sendable, CaseIterable {
+        /// Lighting flattened, colors kept.
+        case color
+        /// Lighting flattened, gray.
+        case gray
+        /// Black and white.
+        case bw
+    }
+
+    public var segment: Bool
+    public var orient: Bool
+    public var deskew: Bool
+    public var enhance: Bool
+    /// The look of the page image kept for the PDF (the OCR sees whatever reads best).
+    public var mode: EnhanceMode
+    /// OSD confidence below which the page is left as it is.
+    public var orientationThreshold: Double
+
+    public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, enhance: Bool = true,
+                mode: EnhanceMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
+    {
+        self.segment = segment
+        self.orient = orient
+        self.deskew = deskew
+        self.enhance = enhance
+        self.mode = mode
+        self.orientationThreshold = orientationThreshold
+    }
+
+    /// Decode and recognize only: the page as the file has it.
+    public static let none = PipelineOptions(segment: false, orient: false, deskew: false, enhance: false)
+
+    /// The stages and look a page's options ask for.
+    public init(_ options: PageOptions) {
+        let skipped = Set(options.skippedStages)
+        self.init(segment: !skipped.contains("segment"), orient: !skipped.contains("orient"),
+                  deskew: !skipped.contains("deskew"), enhance: !skipped.contains("enhance"),
+                  mode: EnhanceMode(rawValue: options.imageMode) ?? .gray)
+    }
+}
+
+/// What the stages learned about one page and did to it. Every geometric change is kept in `toPage`, so a
+/// point on the corrected page maps back to the original image (`toOriginal`) and the other way.
+public struct PageContext {
+    public let originalWidth: Int
+    public let originalHeight: Int
+    /// Pixels per inch of the current image (declared, estimated, or set by rectification).
+    public var resolution: Int
+    /// Original image → current image.
+    public var toPage: Homography = .identity
+    /// Each stage's findings, in order.
+    public var findings: [(String, JSON)] = []
+    public var timings: [StageTiming] = []
+    /// The document found in the photo (set by segment).
+    public var document: DocumentDetection?
+    /// The page image in the user's chosen look, when it differs from what OCR reads (set by enhance).
+    public var keptImage: Pix?
+
+    public init(originalWidth: Int, originalHeight: Int, resolution: Int) {
+        self.originalWidth = originalWidth
+        self.originalHeight = originalHeight
+        self.resolution = resolution
+    }
+
+    /// Current image → original image.
+    public var toOriginal: Homography { toPage.inverse ?? .identity }
+
+    mutating func record(_ stage: String, _ findings: JSON) { self.findings.append((stage, findings)) }
+
+    /// All findings as one JSON object, stage by stage.
+    public var findingsJSON: JSON { .object(findings) }
+}
+
+/// One step of the page pipeline: an image and the page's context in, an image out.
+public protocol PageStage {
+    var name: String { get }
+    func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix
+}
+
+/// The seeing stages composed in order for one page slot (stages hold engines, so one pipeline per slot).
+public final class PagePipeline {
+    public let stages: [any PageStage]
+    public let options: PipelineOptions
+
+    public init(options: PipelineOptions, orientationDetector: () throws(PageFailure) -> OrientationDetector?) throws(PageFailure) {
+        self.options = options
+        var stages: [any PageStage] = []
+        if options.segment {
+            stages.append(SegmentStage())
+            stages.append(RectifyStage())
+        }
+        if options.orient, let detector = try orientationDetector() {
+            stages.append(OrientStage(detector: detector, threshold: options.orientationThreshold))
+        }
+        if options.deskew { stages.append(DeskewStage()) }
+        if options.enhance { stages.append(EnhanceStage(mode: options.mode)) }
+        self.stages = stages
+    }
+
+    /// A pipeline with its own orientation engine (when the OSD model is installed).
+    public convenience init(options: PipelineOptions) throws(PageFailure) {
+        try self.init(options: options) { () throws(PageFailure) -> OrientationDetector? in
+            guard TesseractEngine.hasOrientationData() else { return nil }
+            do throws(TesseractError) {
+                return try OrientationDetector()
+            } catch {
+                throw PageFailure(stage: "orient", code: .ocrFailed, message: error.message)
+            }
+        }
+    }
+
+    /// Runs every stage on a decoded page; returns the image to recognize and the page's context.
+    /// `observe` sees each stage's output (for `inspect --stages`).
+    public func run(_ page: DecodedPage, observe: ((String, Pix) -> Void)? = nil) throws(PageFailure) -> (image: Pix, context: PageContext) {
+        var context = PageContext(originalWidth: page.image.width, originalHeight: page.image.height,
+                                  resolution: page.declaredResolution)
+        context.record(Decoder.stage, page.findings)
+        var image = page.image
+        for stage in stages {
+            let start = Clock.monotonicNanoseconds
+            image = try stage.run(image, &context)
+            observe?(stage.name, image)
+            context.timings.append(StageTiming(stage: stage.name, milliseconds: Clock.milliseconds(since: start)))
+        }
+        return (image, context)
+    }
+}
+
+extension LeptonicaError {
+    /// This error as a page failure of `stage`.
+    func failure(_ stage: String) -> PageFailure {
+        PageFailure(stage: stage, code: .internalError, message: description)
+    }
+}
