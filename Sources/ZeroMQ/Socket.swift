@@ -96,31 +96,15 @@ public final class Socket {
         }
     }
 
-    public func get(_ option: SocketOption<Int32>) throws(ZMQError) -> Int32 {
-        var value: Int32 = 0
-        var size = MemoryLayout<Int32>.size
-        guard zmq_getsockopt(try live("getsockopt"), option.code, &value, &size) == 0 else {
-            throw ZMQError("getsockopt \(option.code)")
-        }
-        return value
-    }
+    public func get(_ option: SocketOption<Int32>) throws(ZMQError) -> Int32 { try getInteger(option.code) }
+    public func get(_ option: SocketOption<Int64>) throws(ZMQError) -> Int64 { try getInteger(option.code) }
+    public func get(_ option: SocketOption<Bool>) throws(ZMQError) -> Bool { try getInteger(option.code) as Int32 != 0 }
 
-    public func get(_ option: SocketOption<Int64>) throws(ZMQError) -> Int64 {
-        var value: Int64 = 0
-        var size = MemoryLayout<Int64>.size
-        guard zmq_getsockopt(try live("getsockopt"), option.code, &value, &size) == 0 else {
-            throw ZMQError("getsockopt \(option.code)")
-        }
+    private func getInteger<T: FixedWidthInteger>(_ code: Int32) throws(ZMQError) -> T {
+        var value: T = 0
+        var size = MemoryLayout<T>.size
+        guard zmq_getsockopt(try live("getsockopt"), code, &value, &size) == 0 else { throw ZMQError("getsockopt \(code)") }
         return value
-    }
-
-    public func get(_ option: SocketOption<Bool>) throws(ZMQError) -> Bool {
-        var value: Int32 = 0
-        var size = MemoryLayout<Int32>.size
-        guard zmq_getsockopt(try live("getsockopt"), option.code, &value, &size) == 0 else {
-            throw ZMQError("getsockopt \(option.code)")
-        }
-        return value != 0
     }
 
     public func get(_ option: SocketOption<String>) throws(ZMQError) -> String {
