@@ -6,10 +6,10 @@ public struct PageOptions: Sendable, Equatable {
     public var timeoutMilliseconds: Int?
     /// The look of the page image kept for the PDF: "color", "gray" or "bw".
     public var imageMode: String
-    /// Correction stages left out ("segment", "orient", "deskew", "enhance").
+    /// Correction stages left out ("segment", "orient", "deskew", "scale", "enhance").
     public var skippedStages: [String]
 
-    public static let correctionStages = ["segment", "orient", "deskew", "enhance"]
+    public static let correctionStages = ["segment", "orient", "deskew", "scale", "enhance"]
     public static let imageModes = ["color", "gray", "bw"]
 
     public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: String = "gray",

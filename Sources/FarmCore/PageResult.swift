@@ -15,6 +15,12 @@ public struct Rect: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var maxX: Int { x + width }
     public var maxY: Int { y + height }
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+
+    /// The smallest rectangle holding both.
+    public func union(_ other: Rect) -> Rect {
+        let left = min(x, other.x), top = min(y, other.y)
+        return Rect(x: left, y: top, width: max(maxX, other.maxX) - left, height: max(maxY, other.maxY) - top)
+    }
     /// [x, y, width, height]
     public var json: JSON { [JSON(x), JSON(y), JSON(width), JSON(height)] }
 
@@ -258,5 +264,34 @@ extension Word {
                       candidate["text"]?.stringValue.map { Candidate(text: $0, confidence: candidate["confidence"]?.doubleValue ?? 0) }
                   } ?? [],
                   language: json["language"]?.stringValue)
+    }
+}
+
+extension PageResult {
+    /// Puts the paragraphs in reading order (`ReadingOrder`), columns found by gutters at least one median line height wide;
+    /// paragraphs of one engine block stay together where they stay adjacent. Returns whether anything moved.
+    @discardableResult
+    public mutating func arrangeInReadingOrder() -> Bool {
+        let paragraphs = blocks.enumerated().flatMap { b, block in block.paragraphs.map { (block: b, paragraph: $0) } }
+        guard paragraphs.count > 1 else { return false }
+        let heights = lines.map(\.box.height).sorted()
+        let lineHeight = heights.isEmpty ? 1 : heights[heights.count / 2]
+        let order = ReadingOrder.order(paragraphs.map(\.paragraph.box), lineHeight: lineHeight)
+        guard order != Array(paragraphs.indices) else { return false }
+        var arranged: [Block] = []
+        var lastBlock = -1
+        for index in order {
+            let (b, paragraph) = paragraphs[index]
+            if b == lastBlock, var block = arranged.popLast() {
+                block.paragraphs.append(paragraph)
+                block.box = block.box.union(paragraph.box)
+                arranged.append(block)
+            } else {
+                arranged.append(Block(box: paragraph.box, kind: blocks[b].kind, paragraphs: [paragraph]))
+            }
+            lastBlock = b
+        }
+        blocks = arranged
+        return true
     }
 }

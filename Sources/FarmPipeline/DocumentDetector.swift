@@ -1,259 +1,410 @@
 import FarmCore
 import Leptonica
-
-/// Finds a sheet of paper in a photo.
-///
-/// 1. On a copy ~512 px across, score each pixel for "paper": bright and unsaturated.
-/// 2. Close the score image (text disappears into the paper), threshold it (Otsu), keep the largest component,
-///    fill its holes: a coarse mask of the sheet.
-/// 3. Take the mask's extreme points along the diagonals as coarse corners.
-/// 4. Refine each side on a copy ~1200 px across: along the side's normal, find the strongest dark-to-bright step
-///    near it, fit a line to those points (dropping outliers), and intersect neighbouring lines.
-/// The confidence combines how much of each side has a clear edge with how plausible the shape is.
-public enum DocumentDetector {
-    static let coarseSize = 512.0
-    static let fineSize = 1200.0
-
-    public static func detect(_ image: Pix) throws(LeptonicaError) -> DocumentDetection {
-        let width = Double(image.width), height = Double(image.height)
-        let fullFrame = Quad(width: width, height: height)
-        let coarseFactor = min(1, coarseSize / max(width, height))
-        let coarse = try image.rgb().scaled(by: coarseFactor)
-        let paper = try paperScore(coarse)
-        let closed = try Pix(gray: paper).closedGray(width: 9, height: 9).grayPixels()
-        let threshold = otsu(closed.data)
-        var mask = GrayPixels(width: closed.width, height: closed.height,
-                              data: closed.data.map { $0 > threshold ? 255 : 0 })
-        mask = largestComponent(mask)
-        mask = fillHoles(mask)
-        let areaFraction = Double(mask.data.filter { $0 == 255 }.count) / Double(mask.data.count)
-
-        func fullFrameResult(confidence: Double) -> DocumentDetection {
-            DocumentDetection(corners: fullFrame, confidence: confidence, isFullFrame: true, mask: mask,
-                              imageWidth: image.width, imageHeight: image.height)
-        }
-        guard areaFraction > 0.05, let coarseQuad = extremeCorners(mask) else { return fullFrameResult(confidence: 0) }
-        // The sheet touches (nearly) the whole frame: a flat scan.
-        if areaFraction > 0.93 { return fullFrameResult(confidence: areaFraction) }
-        // What lies outside the candidate looks as much like paper as what lies inside: the frame is the page
-        // (a scan with a text block in its middle), not a sheet on a desk.
-        let (inside, outside) = meanScore(closed, mask: mask)
-        if outside > 0.85 * inside { return fullFrameResult(confidence: 1 - areaFraction * (inside - outside) / max(inside, 1)) }
-
-        let fineFactor = min(1, fineSize / max(width, height))
-        let fine = try image.rgb().scaled(by: fineFactor)
-        let fineScore = try paperScore(fine)
-        let scale = fineFactor / coarseFactor
-        let start = Quad(coarseQuad.corners.map { $0 * scale })
-        let (refined, support) = refine(start, score: fineScore)
-        let corners = Quad(refined.corners.map { $0 * (1 / fineFactor) })
-        guard corners.isConvex else { return fullFrameResult(confidence: 0.1) }
-        let coverage = corners.area / (width * height)
-        if coverage > 0.92 { return fullFrameResult(confidence: coverage) }
-        let shape = coverage > 0.08 ? 1.0 : coverage / 0.08
-        let confidence = max(0, min(1, support * shape))
-        return DocumentDetection(corners: corners, confidence: confidence, isFullFrame: false, mask: mask,
-                                 imageWidth: image.width, imageHeight: image.height)
-    }
-
-    /// Per pixel: brightness times (1 − saturation), so white and light gray paper scores high, wood and cloth low.
-    static func paperScore(_ image: Pix) throws(LeptonicaError) -> GrayPixels {
-        let color = try image.colorPixels()
-        var score = [UInt8](repeating: 0, count: color.width * color.height)
-        for i in score.indices {
-            let r = Int(color.red[i]), g = Int(color.green[i]), b = Int(color.blue[i])
-            let high = max(r, g, b), low = min(r, g, b)
-            // value × (1 − saturation) = value − (value − low) = low, softened so colored light still counts.
-            score[i] = UInt8((low * 3 + high) / 4)
-        }
-        return GrayPixels(width: color.width, height: color.height, data: score)
-    }
-
-    /// Mean score inside and outside the mask.
-    static func meanScore(_ score: GrayPixels, mask: GrayPixels) -> (inside: Double, outside: Double) {
-        var sums = (0.0, 0.0), counts = (0.0, 0.0)
-        for i in score.data.indices {
-            if mask.data[i] == 255 { sums.0 += Double(score.data[i]); counts.0 += 1 } else { sums.1 += Double(score.data[i]); counts.1 += 1 }
-        }
-        return (sums.0 / max(counts.0, 1), sums.1 / max(counts.1, 1))
-    }
-
-    /// Otsu's threshold of 8-bit values.
-    static func otsu(_ values: [UInt8]) -> UInt8 {
-        var histogram = [Int](repeating: 0, count: 256)
-        for v in values { histogram[Int(v)] += 1 }
-        let total = Double(values.count)
-        let sum = (0..<256).reduce(0.0) { $0 + Double($1 * histogram[$1]) }
-        var sumBelow = 0.0, weightBelow = 0.0, best = 0.0, threshold = 0
-        for t in 0..<256 {
-            weightBelow += Double(histogram[t])
-            if weightBelow == 0 { continue }
-            let weightAbove = total - weightBelow
-            if weightAbove == 0 { break }
-            sumBelow += Double(t * histogram[t])
-            let meanBelow = sumBelow / weightBelow, meanAbove = (sum - sumBelow) / weightAbove
-            let between = weightBelow * weightAbove * (meanBelow - meanAbove) * (meanBelow - meanAbove)
-            if between > best { (best, threshold) = (between, t) }
-        }
-        return UInt8(threshold)
-    }
-
-    /// The largest 4-connected component of 255s; everything else 0.
-    static func largestComponent(_ mask: GrayPixels) -> GrayPixels {
-        let w = mask.width, h = mask.height
-        var labels = [Int32](repeating: 0, count: w * h)
-        var sizes: [Int] = [0]
-        var stack: [Int] = []
-        for start in 0..<(w * h) where mask.data[start] == 255 && labels[start] == 0 {
-            let label = Int32(sizes.count)
-            var size = 0
-            labels[start] = label
-            stack.append(start)
-            while let i = stack.popLast() {
-                size += 1
-                let x = i % w, y = i / w
-                for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] where nx >= 0 && ny >= 0 && nx < w && ny < h {
-                    let n = ny * w + nx
-                    if mask.data[n] == 255 && labels[n] == 0 { labels[n] = label; stack.append(n) }
-                }
-            }
-            sizes.append(size)
-        }
-        guard let best = sizes.indices.dropFirst().max(by: { sizes[$0] < sizes[$1] }) else { return mask }
-        return GrayPixels(width: w, height: h, data: labels.map { $0 == Int32(best) ? 255 : 0 })
-    }
-
-    /// Fills the holes of a mask: background not reachable from the border becomes foreground.
-    static func fillHoles(_ mask: GrayPixels) -> GrayPixels {
-        let w = mask.width, h = mask.height
-        var outside = [Bool](repeating: false, count: w * h)
-        var stack: [Int] = []
-        for x in 0..<w { stack.append(x); stack.append((h - 1) * w + x) }
-        for y in 0..<h { stack.append(y * w); stack.append(y * w + w - 1) }
-        while let i = stack.popLast() {
-            if outside[i] || mask.data[i] == 255 { continue }
-            outside[i] = true
-            let x = i % w, y = i / w
-            if x > 0 { stack.append(i - 1) }
-            if x < w - 1 { stack.append(i + 1) }
-            if y > 0 { stack.append(i - w) }
-            if y < h - 1 { stack.append(i + w) }
-        }
-        return GrayPixels(width: w, height: h, data: outside.map { $0 ? 0 : 255 })
-    }
-
-    /// The mask's extreme points along the diagonals: a first guess at the four corners.
-    static func extremeCorners(_ mask: GrayPixels) -> Quad? {
-        var tl = (Double.infinity, Point(0, 0)), br = (-Double.infinity, Point(0, 0))
-        var tr = (-Double.infinity, Point(0, 0)), bl = (Double.infinity, Point(0, 0))
-        var any = false
-        for y in 0..<mask.height {
-            for x in 0..<mask.width where mask.data[y * mask.width + x] == 255 {
-                any = true
-                let p = Point(Double(x) + 0.5, Double(y) + 0.5)
-                let sum = p.x + p.y, difference = p.x - p.y
-                if sum < tl.0 { tl = (sum, p) }
-                if sum > br.0 { br = (sum, p) }
-                if difference > tr.0 { tr = (difference, p) }
-                if difference < bl.0 { bl = (difference, p) }
-            }
-        }
-        return any ? Quad([tl.1, tr.1, br.1, bl.1]) : nil
-    }
-
-    /// Moves each side onto the strongest dark-to-bright step near it; returns the new corners and the fraction
-    /// of sampled points that found a clear edge.
-    static func refine(_ quad: Quad, score: GrayPixels) -> (Quad, Double) {
-        let w = score.width, h = score.height
-        let reach = Double(max(w, h)) * 0.02 + 4
-        var lines: [(Point, Point)] = []
-        var found = 0, sampled = 0
-        let center = quad.corners.reduce(Point(0, 0), +) * 0.25
-        for side in 0..<4 {
-            let a = quad.corners[side], b = quad.corners[(side + 1) % 4]
-            let length = a.distance(to: b)
-            guard length > 8 else { return (quad, 0) }
-            let direction = (b - a) * (1 / length)
-            var normal = Point(-direction.y, direction.x)
-            // Point the normal into the sheet.
-            let middle = (a + b) * 0.5
-            if (center.x - middle.x) * normal.x + (center.y - middle.y) * normal.y < 0 { normal = normal * -1 }
-            var points: [Point] = []
-            let samples = 48
-            for s in 0..<samples {
-                let t = 0.1 + 0.8 * Double(s) / Double(samples - 1)
-                let base = a + (b - a) * t
-                var bestStep = 0.0, bestOffset = 0.0
-                var offset = -reach
-                while offset <= reach {
-                    let inside = base + normal * (offset + 1.5), outside = base + normal * (offset - 1.5)
-                    let step = sample(score, inside) - sample(score, outside)
-                    if step > bestStep { (bestStep, bestOffset) = (step, offset) }
-                    offset += 0.5
-                }
-                sampled += 1
-                if bestStep >= 12 {
-                    found += 1
-                    points.append(base + normal * bestOffset)
-                }
-            }
-            guard points.count >= 6, let line = fitLine(points) else { lines.append((a, b)); continue }
-            lines.append(line)
-        }
-        var corners: [Point] = []
-        for i in 0..<4 {
-            let previous = lines[(i + 3) % 4], current = lines[i]
-            guard let p = intersect(previous, current), p.x > -Double(w) * 0.1, p.y > -Double(h) * 0.1,
-                  p.x < Double(w) * 1.1, p.y < Double(h) * 1.1 else { return (quad, 0) }
-            corners.append(p)
-        }
-        _ = (w, h)
-        return (Quad(corners), sampled > 0 ? Double(found) / Double(sampled) : 0)
-    }
-
-    /// Bilinear sample of a gray raster (edges clamped).
-    static func sample(_ image: GrayPixels, _ p: Point) -> Double {
-        let x = min(max(p.x - 0.5, 0), Double(image.width - 1)), y = min(max(p.y - 0.5, 0), Double(image.height - 1))
-        let x0 = Int(x), y0 = Int(y), x1 = min(x0 + 1, image.width - 1), y1 = min(y0 + 1, image.height - 1)
-        let fx = x - Double(x0), fy = y - Double(y0)
-        let top = Double(image[x0, y0]) * (1 - fx) + Double(image[x1, y0]) * fx
-        let bottom = Double(image[x0, y1]) * (1 - fx) + Double(image[x1, y1]) * fx
-        return top * (1 - fy) + bottom * fy
-    }
-
-    /// A total-least-squares line through the points, refit once without the worst quarter; as two points on it.
-    static func fitLine(_ points: [Point]) -> (Point, Point)? {
-        func fit(_ pts: [Point]) -> (center: Point, direction: Point)? {
-            guard pts.count >= 2 else { return nil }
-            let c = pts.reduce(Point(0, 0), +) * (1 / Double(pts.count))
-            var sxx = 0.0, sxy = 0.0, syy = 0.0
-            for p in pts {
-                let d = p - c
-                sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
-            }
-            let angle = 0.5 * atan2(2 * sxy, sxx - syy)
-            return (c, Point(cos(angle), sin(angle)))
-        }
-        guard let first = fit(points) else { return nil }
-        func distance(_ p: Point, _ line: (center: Point, direction: Point)) -> Double {
-            let d = p - line.center
-            return abs(d.x * line.direction.y - d.y * line.direction.x)
-        }
-        let kept = points.sorted { distance($0, first) < distance($1, first) }.prefix(max(2, points.count * 3 / 4))
-        guard let line = fit(Array(kept)) else { return nil }
-        return (line.center, line.center + line.direction)
-    }
-
-    static func intersect(_ l1: (Point, Point), _ l2: (Point, Point)) -> Point? {
-        let (p, p2) = l1, (q, q2) = l2
-        let r = p2 - p, s = q2 - q
-        let denominator = r.x * s.y - r.y * s.x
-        guard abs(denominator) > 1e-9 else { return nil }
-        let t = ((q.x - p.x) * s.y - (q.y - p.y) * s.x) / denominator
-        return p + r * t
-    }
-}
-
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Finds a sheet of paper in a photo by its edges: the four straight lines around a region brighter than what
+/// surrounds it.
+///
+/// 1. On a copy 800 px across, each color channel is closed (text disappears into the paper), put on a log scale
+///    (so shadows weigh like light) and differentiated: gradient strength and the direction toward the brighter
+///    side, thinned to edge pixels.
+/// 2. A Hough transform over 360° (a line and its brighter side) collects up to 24 strong lines.
+/// 3. Every four lines whose bright sides turn around a convex shape are scored by how much of each side real
+///    edges support, minus what they leave unsupported; the best quadrilateral wins.
+/// 4. Each side is refined on the full-resolution image: along its normal, the strongest step into the brighter
+///    side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners.
+/// The confidence is the support of the weakest side. With no convincing quadrilateral, the frame is the page.
+public enum DocumentDetector {
+    static let coarseSize = 800.0
+    static let closing = 9
+    static let edgeThreshold: Float = 0.035
+    static let voteSpread = 3
+    static let lineCount = 24
+    static let minimumArea = 0.05
+    static let minimumSideSupport = 0.3
+
+    public static func detect(_ image: Pix) throws(LeptonicaError) -> DocumentDetection {
+        let width = Double(image.width), height = Double(image.height)
+        let factor = min(1, coarseSize / max(width, height))
+        let color = image.depth == 32 ? image : try image.grayscale()
+        let coarse = factor < 1 ? try color.scaled(by: factor) : color
+        // A gray image has one channel to look at; a color one three (a page can differ from its background in
+        // hue alone).
+        let components = coarse.depth == 32 ? [1, 2, 3] : [0]
+        let channels = try components.map { (component: Int) throws(LeptonicaError) -> EdgeMap in
+            let plane = component == 0 ? coarse : try coarse.component(component)
+            return EdgeMap(try plane.closedGray(width: closing, height: closing).grayPixels(), threshold: edgeThreshold)
+        }
+        let mask = GrayPixels(width: channels[0].width, height: channels[0].height,
+                              data: channels[0].edges.map { $0 ? 255 : 0 })
+        func frame(confidence: Double) -> DocumentDetection {
+            DocumentDetection(corners: Quad(width: width, height: height), confidence: confidence, isFullFrame: true,
+                              mask: mask, imageWidth: image.width, imageHeight: image.height)
+        }
+        let lines = houghLines(channels)
+        guard let best = bestQuadrilateral(lines, channels) else {
+            return frame(confidence: try flatPageConfidence(coarse))
+        }
+        // Coarse corners in full-resolution pixels, then each side refined there.
+        let coarseCorners = best.corners.map { Point(($0.x + 0.5) / factor - 0.5, ($0.y + 0.5) / factor - 0.5) }
+        let refined = try refine(coarseCorners, normals: best.normals, image: try color.rgb(), factor: factor) ?? coarseCorners
+        let corners = Quad(ordered(refined))
+        guard corners.isConvex else { return frame(confidence: 0) }
+        let documentMask = quadMask(corners, width: mask.width, height: mask.height, factor: factor)
+        return DocumentDetection(corners: corners, confidence: best.support, isFullFrame: false, mask: documentMask,
+                                 imageWidth: image.width, imageHeight: image.height)
+    }
+
+    // MARK: Edges
+
+    /// One channel's gradient on a log scale, thinned to edge pixels.
+    struct EdgeMap {
+        let width: Int
+        let height: Int
+        /// Gradient direction in degrees, pointing toward the brighter side.
+        var direction: [Float]
+        var edges: [Bool]
+
+        init(_ plane: GrayPixels, threshold: Float) {
+            width = plane.width
+            height = plane.height
+            let logged = plane.data.map { logf(Float($0) + 8) }
+            let smooth = gaussianBlur(logged, width: width, height: height)
+            var gx = [Float](repeating: 0, count: width * height), gy = gx, magnitude = gx
+            direction = gx
+            for y in 1..<max(1, height - 1) {
+                for x in 1..<max(1, width - 1) {
+                    let i = y * width + x
+                    let a = smooth[i - width - 1], b = smooth[i - width], c = smooth[i - width + 1]
+                    let d = smooth[i - 1], f = smooth[i + 1]
+                    let g = smooth[i + width - 1], h = smooth[i + width], k = smooth[i + width + 1]
+                    let sx = ((c + 2 * f + k) - (a + 2 * d + g)) / 8
+                    let sy = ((g + 2 * h + k) - (a + 2 * b + c)) / 8
+                    gx[i] = sx
+                    gy[i] = sy
+                    magnitude[i] = (sx * sx + sy * sy).squareRoot()
+                    direction[i] = atan2f(sy, sx) * 180 / .pi
+                }
+            }
+            edges = [Bool](repeating: false, count: width * height)
+            for y in 1..<max(1, height - 1) {
+                for x in 1..<max(1, width - 1) {
+                    let i = y * width + x
+                    let m = magnitude[i]
+                    guard m > threshold else { continue }
+                    // Keep local maxima along the gradient, quantized to four directions.
+                    let angle = (direction[i] + 180).truncatingRemainder(dividingBy: 180)
+                    let sector = Int((angle + 22.5) / 45) % 4
+                    let (a, b): (Int, Int)
+                    switch sector {
+                    case 0: (a, b) = (i + 1, i - 1)
+                    case 1: (a, b) = (i + width + 1, i - width - 1)
+                    case 2: (a, b) = (i + width, i - width)
+                    default: (a, b) = (i + width - 1, i - width + 1)
+                    }
+                    edges[i] = m >= magnitude[a] && m >= magnitude[b]
+                }
+            }
+        }
+    }
+
+    /// A separable Gaussian blur with σ = 1.
+    static func gaussianBlur(_ input: [Float], width: Int, height: Int) -> [Float] {
+        let kernel: [Float] = [0.00443, 0.05400, 0.24203, 0.39905, 0.24203, 0.05400, 0.00443]
+        var temp = input, output = input
+        for y in 0..<height {
+            for x in 0..<width {
+                var sum: Float = 0
+                for k in -3...3 { sum += kernel[k + 3] * input[y * width + min(max(x + k, 0), width - 1)] }
+                temp[y * width + x] = sum
+            }
+        }
+        for y in 0..<height {
+            for x in 0..<width {
+                var sum: Float = 0
+                for k in -3...3 { sum += kernel[k + 3] * temp[min(max(y + k, 0), height - 1) * width + x] }
+                output[y * width + x] = sum
+            }
+        }
+        return output
+    }
+
+    // MARK: Lines
+
+    /// A line x·cosθ + y·sinθ = ρ whose brighter side lies toward +(cosθ, sinθ).
+    struct Line {
+        let degrees: Int
+        let rho: Double
+        var normal: Point { Point(cos(Double(degrees) * .pi / 180), sin(Double(degrees) * .pi / 180)) }
+    }
+
+    static func houghLines(_ maps: [EdgeMap]) -> [Line] {
+        let width = maps[0].width, height = maps[0].height
+        let reach = Int(((Double(width * width + height * height)).squareRoot()).rounded(.up))
+        let columns = 2 * reach + 1
+        var votes = [Float](repeating: 0, count: 360 * columns)
+        let cosines = (0..<360).map { Float(cos(Double($0) * .pi / 180)) }
+        let sines = (0..<360).map { Float(sin(Double($0) * .pi / 180)) }
+        for map in maps {
+            for y in 0..<height {
+                for x in 0..<width where map.edges[y * width + x] {
+                    let phi = Int(map.direction[y * width + x].rounded())
+                    for spread in -voteSpread...voteSpread {
+                        let theta = ((phi + spread) % 360 + 360) % 360
+                        let rho = Int((Float(x) * cosines[theta] + Float(y) * sines[theta]).rounded()) + reach
+                        votes[theta * columns + rho] += 1
+                    }
+                }
+            }
+        }
+        var lines: [Line] = []
+        while lines.count < lineCount {
+            guard let index = votes.indices.max(by: { votes[$0] < votes[$1] }), votes[index] >= 10 else { break }
+            let theta = index / columns, rho = index % columns
+            lines.append(Line(degrees: theta, rho: Double(rho - reach)))
+            for dt in -4...4 {
+                let t = ((theta + dt) % 360 + 360) % 360
+                for r in max(0, rho - 6)...min(columns - 1, rho + 6) { votes[t * columns + r] = 0 }
+            }
+        }
+        return lines.sorted { $0.degrees < $1.degrees }
+    }
+
+    static func intersection(_ a: Line, _ b: Line) -> Point? {
+        let n1 = a.normal, n2 = b.normal
+        let determinant = n1.x * n2.y - n1.y * n2.x
+        guard abs(determinant) > 1e-6 else { return nil }
+        return Point((a.rho * n2.y - b.rho * n1.y) / determinant, (n1.x * b.rho - n2.x * a.rho) / determinant)
+    }
+
+    struct Candidate {
+        let corners: [Point]
+        let normals: [Point]
+        let support: Double
+        let score: Double
+    }
+
+    /// The four lines that best outline a bright convex region.
+    static func bestQuadrilateral(_ lines: [Line], _ maps: [EdgeMap]) -> Candidate? {
+        let width = Double(maps[0].width), height = Double(maps[0].height)
+        let margin = 0.1 * max(width, height)
+        var best: Candidate?
+        let n = lines.count
+        guard n >= 4 else { return nil }
+        for a in 0..<n { for b in (a + 1)..<n { for c in (b + 1)..<n { for d in (c + 1)..<n {
+            let chosen = [lines[a], lines[b], lines[c], lines[d]]
+            var convex = true
+            for k in 0..<4 {
+                let difference = ((chosen[(k + 1) % 4].degrees - chosen[k].degrees) % 360 + 360) % 360
+                if difference < 45 || difference > 135 { convex = false; break }
+            }
+            guard convex else { continue }
+            // Corner k joins side k and side k+1.
+            var corners: [Point] = []
+            for k in 0..<4 {
+                guard let p = intersection(chosen[k], chosen[(k + 1) % 4]),
+                      p.x >= -margin, p.y >= -margin, p.x <= width + margin, p.y <= height + margin else { break }
+                corners.append(p)
+            }
+            guard corners.count == 4, Quad(corners).area >= minimumArea * width * height else { continue }
+            var supports: [Double] = []
+            var score = 0.0
+            for k in 0..<4 {
+                // Side k runs from corner k−1 to corner k.
+                let start = corners[(k + 3) % 4], end = corners[k]
+                let fraction = support(from: start, to: end, normalDegrees: chosen[k].degrees, maps)
+                supports.append(fraction)
+                score += start.distance(to: end) * (2 * fraction - 1)
+            }
+            guard let weakest = supports.min(), weakest >= minimumSideSupport else { continue }
+            if best == nil || score > best!.score {
+                best = Candidate(corners: corners, normals: chosen.map(\.normal), support: weakest, score: score)
+            }
+        } } } }
+        return best
+    }
+
+    /// The fraction of points along a side that have an edge pixel within 2 px whose bright side agrees with the
+    /// side's inward normal (within 20°).
+    static func support(from start: Point, to end: Point, normalDegrees: Int, _ maps: [EdgeMap]) -> Double {
+        let width = maps[0].width, height = maps[0].height
+        let length = start.distance(to: end)
+        let samples = max(2, Int(length / 2))
+        let normal = Point(cos(Double(normalDegrees) * .pi / 180), sin(Double(normalDegrees) * .pi / 180))
+        var supported = 0
+        for s in 0..<samples {
+            let t = (Double(s) + 0.5) / Double(samples)
+            let point = start + (end - start) * t
+            var found = false
+            for offset in -2...2 where !found {
+                let x = Int((point.x + normal.x * Double(offset)).rounded()), y = Int((point.y + normal.y * Double(offset)).rounded())
+                guard x >= 0, y >= 0, x < width, y < height else { continue }
+                let i = y * width + x
+                for map in maps where map.edges[i] {
+                    var difference = (map.direction[i] - Float(normalDegrees)).truncatingRemainder(dividingBy: 360)
+                    if difference > 180 { difference -= 360 }
+                    if difference < -180 { difference += 360 }
+                    if abs(difference) < 20 { found = true; break }
+                }
+            }
+            if found { supported += 1 }
+        }
+        return Double(supported) / Double(samples)
+    }
+
+    // MARK: Refinement
+
+    /// Moves each side onto the strongest step into the bright side at full resolution; nil when a corner would
+    /// move implausibly far.
+    static func refine(_ corners: [Point], normals: [Point], image: Pix, factor: Double) throws(LeptonicaError) -> [Point]? {
+        let planes = try image.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
+        let band = Int((3 / factor + 4).rounded())
+        var lines: [(normal: Point, rho: Double)] = []
+        for k in 0..<4 {
+            let start = corners[(k + 3) % 4], end = corners[k]
+            let normal = normals[k]
+            if let line = refineSide(from: start, to: end, normal: normal, band: band, planes) {
+                lines.append(line)
+            } else {
+                let middle = (start + end) * 0.5
+                lines.append((normal, normal.x * middle.x + normal.y * middle.y))
+            }
+        }
+        var refined: [Point] = []
+        for k in 0..<4 {
+            let (n1, r1) = lines[k], (n2, r2) = lines[(k + 1) % 4]
+            let determinant = n1.x * n2.y - n1.y * n2.x
+            guard abs(determinant) > 1e-9 else { return nil }
+            refined.append(Point((r1 * n2.y - r2 * n1.y) / determinant, (n1.x * r2 - n2.x * r1) / determinant))
+        }
+        let limit = 6 / factor + 10
+        for (old, new) in zip(corners, refined) where old.distance(to: new) >= limit { return nil }
+        return refined
+    }
+
+    static func refineSide(from start: Point, to end: Point, normal: Point, band: Int, _ planes: ColorPixels)
+        -> (normal: Point, rho: Double)?
+    {
+        let length = start.distance(to: end)
+        let count = Int(length / 4)
+        guard count >= 5 else { return nil }
+        var points: [Point] = []
+        var strengths: [Double] = []
+        for s in 0..<count {
+            let t = 0.05 + 0.9 * Double(s) / Double(count - 1)
+            let base = start + (end - start) * t
+            // The derivative toward the inside, the strongest of the three channels, at each offset.
+            var derivative = [Double](repeating: 0, count: 2 * band - 1)
+            for index in 0..<(2 * band - 1) {
+                let offset = Double(index - band + 1)
+                let ahead = base + normal * (offset + 1), behind = base + normal * (offset - 1)
+                derivative[index] = max(bilinear(planes.red, planes, ahead) - bilinear(planes.red, planes, behind),
+                                        bilinear(planes.green, planes, ahead) - bilinear(planes.green, planes, behind),
+                                        bilinear(planes.blue, planes, ahead) - bilinear(planes.blue, planes, behind))
+            }
+            guard let k = derivative.indices.max(by: { derivative[$0] < derivative[$1] }) else { continue }
+            var sub = 0.0
+            if k > 0 && k < derivative.count - 1 {
+                let a = derivative[k - 1], b = derivative[k], c = derivative[k + 1]
+                let denominator = a - 2 * b + c
+                if abs(denominator) > 1e-6 { sub = min(1, max(-1, 0.5 * (a - c) / denominator)) }
+            }
+            points.append(base + normal * (Double(k - band + 1) + sub))
+            strengths.append(derivative[k])
+        }
+        let median = strengths.sorted()[strengths.count / 2]
+        let threshold = max(4, 0.3 * median)
+        let strong = zip(points, strengths).filter { $0.1 > threshold }.map(\.0)
+        guard strong.count >= 5 else { return nil }
+        // Total least squares, four passes, dropping points beyond 2.5 robust standard deviations.
+        var keep = [Bool](repeating: true, count: strong.count)
+        var fitted: (normal: Point, rho: Double)?
+        for _ in 0..<4 {
+            let kept = zip(strong, keep).filter { $0.1 }.map(\.0)
+            guard kept.count >= 5 else { return nil }
+            let center = kept.reduce(Point(0, 0), +) * (1 / Double(kept.count))
+            var sxx = 0.0, sxy = 0.0, syy = 0.0
+            for p in kept {
+                let d = p - center
+                sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
+            }
+            let angle = 0.5 * atan2(2 * sxy, sxx - syy)
+            var n = Point(-sin(angle), cos(angle))
+            if n.x * normal.x + n.y * normal.y < 0 { n = n * -1 }
+            let rho = n.x * center.x + n.y * center.y
+            fitted = (n, rho)
+            let residuals = strong.map { abs(n.x * $0.x + n.y * $0.y - rho) }
+            let keptResiduals = zip(residuals, keep).filter { $0.1 }.map(\.0).sorted()
+            let mad = keptResiduals[keptResiduals.count / 2]
+            let limit = max(1, 2.5 * 1.4826 * mad)
+            keep = residuals.map { $0 < limit }
+        }
+        return fitted
+    }
+
+    static func bilinear(_ plane: [UInt8], _ planes: ColorPixels, _ p: Point) -> Double {
+        let x = min(max(p.x, 0), Double(planes.width - 1)), y = min(max(p.y, 0), Double(planes.height - 1))
+        let x0 = Int(x), y0 = Int(y)
+        let x1 = min(x0 + 1, planes.width - 1), y1 = min(y0 + 1, planes.height - 1)
+        let fx = x - Double(x0), fy = y - Double(y0)
+        let w = planes.width
+        let top = Double(plane[y0 * w + x0]) * (1 - fx) + Double(plane[y0 * w + x1]) * fx
+        let bottom = Double(plane[y1 * w + x0]) * (1 - fx) + Double(plane[y1 * w + x1]) * fx
+        return top * (1 - fy) + bottom * fy
+    }
+
+    // MARK: Results
+
+    /// Corners in the order top left, top right, bottom right, bottom left.
+    static func ordered(_ points: [Point]) -> [Point] {
+        let center = points.reduce(Point(0, 0), +) * 0.25
+        let around = points.sorted { atan2($0.y - center.y, $0.x - center.x) < atan2($1.y - center.y, $1.x - center.x) }
+        let first = around.indices.min { around[$0].x + around[$0].y < around[$1].x + around[$1].y }!
+        return (0..<4).map { around[(first + $0) % 4] }
+    }
+
+    /// A low-resolution mask of the quadrilateral (255 inside).
+    static func quadMask(_ quad: Quad, width: Int, height: Int, factor: Double) -> GrayPixels {
+        let c = quad.corners.map { $0 * factor }
+        let turn = (c[1].x - c[0].x) * (c[2].y - c[1].y) - (c[1].y - c[0].y) * (c[2].x - c[1].x) >= 0 ? 1.0 : -1.0
+        var mask = GrayPixels(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let p = Point(Double(x) + 0.5, Double(y) + 0.5)
+                var inside = true
+                for i in 0..<4 {
+                    let a = c[i], b = c[(i + 1) % 4]
+                    if turn * ((b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x)) < 0 { inside = false; break }
+                }
+                if inside { mask[x, y] = 255 }
+            }
+        }
+        return mask
+    }
+
+    /// How much the frame's border looks like blank paper (bright and gray): high for a flat scan.
+    static func flatPageConfidence(_ coarse: Pix) throws(LeptonicaError) -> Double {
+        let planes = try coarse.colorPixels()
+        let w = planes.width, h = planes.height
+        let band = max(2, min(w, h) / 20)
+        var paper = 0, total = 0
+        for y in 0..<h {
+            for x in 0..<w where x < band || y < band || x >= w - band || y >= h - band {
+                let i = y * w + x
+                let high = max(planes.red[i], planes.green[i], planes.blue[i]), low = min(planes.red[i], planes.green[i], planes.blue[i])
+                total += 1
+                if high >= 150 && Int(high) - Int(low) < 40 { paper += 1 }
+            }
+        }
+        return total > 0 ? Double(paper) / Double(total) : 0
+    }
+}
+
+extension Pix {
+    /// One channel of a color image as 8-bit gray: 1 red, 2 green, 3 blue.
+    func component(_ index: Int) throws(LeptonicaError) -> Pix {
+        try rgbComponent(index)
+    }
+}

@@ -2,12 +2,26 @@ import FarmCore
 import Leptonica
 import Tesseract
 
-/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright, from Tesseract's orientation and
-/// script detection, when OSD is confident enough.
+/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright.
+///
+/// Two independent judges. Tesseract's orientation and script detection (OSD) knows every script but often
+/// mistakes upside-down for upright on short or noisy pages (its confidence then is low, 2 to 5). For alphabets
+/// with ascenders and descenders (Latin, Cyrillic, Greek), the shapes of the letters settle it: ascenders above
+/// the x-height are far commoner than descenders below it (Leptonica's pixOrientDetect), and on a page of text
+/// the evidence is overwhelming (|up| ≫ 8). So OSD names the script and proposes a turn; where the script has
+/// letter shapes and their evidence is decisive, it has the last word; otherwise OSD's turn is applied when its
+/// confidence reaches the threshold.
 public struct OrientStage: PageStage {
     public let name = "orient"
-    /// OSD confidence needed to act (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
+    /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
     public static let defaultThreshold = 2.0
+    /// Letter-shape evidence needed to decide: the strongest direction at least this large...
+    static let decisiveEvidence = 8.0
+    /// ...and this many times the other axis.
+    static let decisiveRatio = 2.5
+    /// Scripts whose letters have ascenders and descenders.
+    static let letterShapeScripts: Set<String> = ["Latin", "Cyrillic", "Greek"]
+
     let detector: OrientationDetector
     let threshold: Double
 
@@ -18,29 +32,59 @@ public struct OrientStage: PageStage {
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {
-            // OSD reads a binary image; a page ~1500 px tall is plenty and much faster than a full scan.
-            let factor = min(1, 1500 / Double(max(image.height, image.width)))
-            let sample = factor < 1 ? try image.grayscale().scaled(by: factor) : image
-            let result: OrientationResult
+            // A working copy: gray, at most 2500 px long, lighting flattened so that shadows are not ink.
+            let long = Double(max(image.height, image.width))
+            let factor = min(1, 2500 / long)
+            let gray = try image.grayscale()
+            let sample = try (factor < 1 ? gray.scaled(by: factor) : gray).backgroundNormalized()
+            // OSD reads ~1500 px plenty well, and much faster than a full scan.
+            let osdFactor = min(1, 1500 / (long * factor))
+            let osdInput = osdFactor < 1 ? try sample.scaled(by: osdFactor) : sample
+            let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
+            var findings: [(String, JSON)] = []
+            var osd: OrientationResult?
             do throws(TesseractError) {
-                result = try detector.detect(sample, resolution: context.resolution > 0 ? Int(Double(context.resolution) * factor) : nil)
+                osd = try detector.detect(osdInput, resolution: resolution)
             } catch {
-                context.record(name, .object([("rotation", 0), ("applied", false), ("reason", JSON(error.message))]))
-                return image
+                findings.append(("osd_error", JSON(error.message)))
             }
-            let apply = result.rotation != 0 && result.confidence >= threshold
-            context.record(name, .object([
-                ("rotation", JSON(result.rotation)), ("confidence", .rounded(result.confidence)),
-                ("script", JSON(result.script)), ("script_confidence", .rounded(result.scriptConfidence)),
-                ("applied", JSON(apply)),
-            ]))
-            guard apply else { return image }
-            let turns = result.rotation / 90
+            var turns = 0
+            var method = "none"
+            if let osd {
+                findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
+                             ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
+                if osd.confidence >= threshold {
+                    turns = osd.rotation / 90
+                    method = "osd"
+                }
+            }
+            let alphabetic = osd.map { Self.letterShapeScripts.contains($0.script) }
+                ?? !LanguagePlan(context.languages).isUnspaced
+            if alphabetic, let evidence = try? sample.rotatedOrthogonally(quarterTurns: turns)
+                .binarized(threshold: 160).textOrientationEvidence()
+            {
+                findings.append(("letter_shapes", .object([("up", .rounded(evidence.up)), ("left", .rounded(evidence.left))])))
+                if let correction = Self.turns(up: evidence.up, left: evidence.left) {
+                    method = "letter-shapes"
+                    turns = (turns + correction) % 4
+                }
+            }
+            let rotation = turns * 90
+            findings.insert(contentsOf: [("rotation", JSON(rotation)), ("method", JSON(method)), ("applied", JSON(turns != 0))], at: 0)
+            context.record(name, .object(findings))
+            guard turns != 0 else { return image }
             context.toPage = context.toPage.then(Self.quarterTurns(turns, width: image.width, height: image.height))
             return try image.rotatedOrthogonally(quarterTurns: turns)
         } catch {
             throw error.failure(name)
         }
+    }
+
+    /// The clockwise quarter turns that make text upright, from letter-shape evidence; nil when it is not decisive.
+    static func turns(up: Double, left: Double) -> Int? {
+        if abs(up) >= decisiveEvidence && abs(up) >= decisiveRatio * abs(left) { return up > 0 ? 0 : 2 }
+        if abs(left) >= decisiveEvidence && abs(left) >= decisiveRatio * abs(up) { return left > 0 ? 1 : 3 }
+        return nil
     }
 
     /// The map of pixel coordinates for an image of `width` × `height` turned clockwise by `turns` × 90°.

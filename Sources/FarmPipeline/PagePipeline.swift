@@ -16,31 +16,33 @@ public struct PipelineOptions: Sendable, Hashable {
     public var segment: Bool
     public var orient: Bool
     public var deskew: Bool
+    public var scale: Bool
     public var enhance: Bool
     /// The look of the page image kept for the PDF (the OCR sees whatever reads best).
     public var mode: EnhanceMode
     /// OSD confidence below which the page is left as it is.
     public var orientationThreshold: Double
 
-    public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, enhance: Bool = true,
+    public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, scale: Bool = true, enhance: Bool = true,
                 mode: EnhanceMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
     {
         self.segment = segment
         self.orient = orient
         self.deskew = deskew
+        self.scale = scale
         self.enhance = enhance
         self.mode = mode
         self.orientationThreshold = orientationThreshold
     }
 
     /// Decode and recognize only: the page as the file has it.
-    public static let none = PipelineOptions(segment: false, orient: false, deskew: false, enhance: false)
+    public static let none = PipelineOptions(segment: false, orient: false, deskew: false, scale: false, enhance: false)
 
     /// The stages and look a page's options ask for.
     public init(_ options: PageOptions) {
         let skipped = Set(options.skippedStages)
         self.init(segment: !skipped.contains("segment"), orient: !skipped.contains("orient"),
-                  deskew: !skipped.contains("deskew"), enhance: !skipped.contains("enhance"),
+                  deskew: !skipped.contains("deskew"), scale: !skipped.contains("scale"), enhance: !skipped.contains("enhance"),
                   mode: EnhanceMode(rawValue: options.imageMode) ?? .gray)
     }
 }
@@ -61,6 +63,10 @@ public struct PageContext {
     public var document: DocumentDetection?
     /// The page image in the user's chosen look, when it differs from what OCR reads (set by enhance).
     public var keptImage: Pix?
+    /// Kept image pixels × this = recognized page pixels (the scale stage resizes only what OCR reads).
+    public var keptImageScale: Double = 1
+    /// The languages the page will be read in (stages that depend on the script look here).
+    public var languages: [String] = ["eng"]
 
     public init(originalWidth: Int, originalHeight: Int, resolution: Int) {
         self.originalWidth = originalWidth
@@ -93,13 +99,14 @@ public final class PagePipeline {
         var stages: [any PageStage] = []
         if options.segment {
             stages.append(SegmentStage())
-            stages.append(RectifyStage())
+            stages.append(RectifyStage(keepColor: options.mode == .color || !options.enhance))
         }
         if options.orient, let detector = try orientationDetector() {
             stages.append(OrientStage(detector: detector, threshold: options.orientationThreshold))
         }
         if options.deskew { stages.append(DeskewStage()) }
         if options.enhance { stages.append(EnhanceStage(mode: options.mode)) }
+        if options.scale { stages.append(ScaleStage()) }
         self.stages = stages
     }
 
@@ -117,9 +124,12 @@ public final class PagePipeline {
 
     /// Runs every stage on a decoded page; returns the image to recognize and the page's context.
     /// `observe` sees each stage's output (for `inspect --stages`).
-    public func run(_ page: DecodedPage, observe: ((String, Pix) -> Void)? = nil) throws(PageFailure) -> (image: Pix, context: PageContext) {
+    public func run(_ page: DecodedPage, languages: [String] = ["eng"], observe: ((String, Pix) -> Void)? = nil)
+        throws(PageFailure) -> (image: Pix, context: PageContext)
+    {
         var context = PageContext(originalWidth: page.image.width, originalHeight: page.image.height,
                                   resolution: page.declaredResolution)
+        context.languages = languages
         context.record(Decoder.stage, page.findings)
         var image = page.image
         for stage in stages {

@@ -76,7 +76,7 @@ public final class PageProcessor {
         let start = Clock.monotonicNanoseconds
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
-        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options)).run(decoded)
+        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options)).run(decoded, languages: options.languages)
         let corrected = DecodedPage(image: image, format: decoded.format, declaredResolution: context.resolution,
                                     exifOrientation: decoded.exifOrientation)
         let recognizer = try recognizer(for: options.languages)

@@ -5,6 +5,8 @@ import Leptonica
 /// true aspect ratio.
 public struct RectifyStage: PageStage {
     public let name = "rectify"
+    /// Keep color through the warp (only when the kept image is to be in color; warping gray is 3× cheaper).
+    var keepColor = true
     /// Below this confidence the segmentation is not trusted and the page goes on uncropped.
     static let minimumConfidence = 0.5
 
@@ -31,7 +33,8 @@ public struct RectifyStage: PageStage {
             return image
         }
         do throws(LeptonicaError) {
-            let warped = try image.rectified(corners: quad.corners.map { PixelPoint(x: $0.x, y: $0.y) }, width: w, height: h)
+            let source = keepColor || image.depth != 32 ? image : try image.luminance()
+            let warped = try source.rectified(corners: quad.corners.map { PixelPoint(x: $0.x, y: $0.y) }, width: w, height: h)
             context.toPage = context.toPage.then(map)
             context.resolution = 0  // unknown after a warp: Tesseract estimates it from the text
             context.record(name, .object([("applied", true), ("width", JSON(w)), ("height", JSON(h)),
@@ -42,11 +45,12 @@ public struct RectifyStage: PageStage {
         }
     }
 
-    /// Width ÷ height of the real rectangle seen as `quad`, by Zhang and He's whiteboard method (focal length
-    /// solved from the quadrilateral, principal point at the image center); the mean side ratio when the view is
-    /// too close to frontal for that to be stable.
+    /// Width ÷ height of the real rectangle seen as `quad`, by Zhang and He's whiteboard method with the principal
+    /// point at the image center and the focal length fixed at 0.9 × the image's longer side (typical of phone
+    /// cameras; solving for it is unstable near frontal views); the mean side ratio when that cannot be computed.
     static func aspectRatio(of quad: Quad, imageWidth: Double, imageHeight: Double) -> Double {
         let u0 = imageWidth / 2, v0 = imageHeight / 2
+        let focal = 0.9 * max(imageWidth, imageHeight)
         let m1 = [quad.topLeft.x, quad.topLeft.y, 1.0], m2 = [quad.topRight.x, quad.topRight.y, 1.0]
         let m3 = [quad.bottomLeft.x, quad.bottomLeft.y, 1.0], m4 = [quad.bottomRight.x, quad.bottomRight.y, 1.0]
         func cross(_ a: [Double], _ b: [Double]) -> [Double] {
@@ -57,20 +61,16 @@ public struct RectifyStage: PageStage {
             / max(1, quad.topLeft.distance(to: quad.bottomLeft) + quad.topRight.distance(to: quad.bottomRight))
         let k2 = dot(cross(m1, m4), m3) / dot(cross(m2, m4), m3)
         let k3 = dot(cross(m1, m4), m2) / dot(cross(m3, m4), m2)
+        guard k2.isFinite, k3.isFinite else { return sideRatio }
         let n2 = [k2 * m2[0] - m1[0], k2 * m2[1] - m1[1], k2 * m2[2] - m1[2]]
         let n3 = [k3 * m3[0] - m1[0], k3 * m3[1] - m1[1], k3 * m3[2] - m1[2]]
-        guard abs(n2[2]) > 1e-9, abs(n3[2]) > 1e-9 else { return sideRatio }
-        let f2 = -((n2[0] * n3[0] - (n2[0] * n3[2] + n2[2] * n3[0]) * u0 + n2[2] * n3[2] * u0 * u0)
-            + (n2[1] * n3[1] - (n2[1] * n3[2] + n2[2] * n3[1]) * v0 + n2[2] * n3[2] * v0 * v0)) / (n2[2] * n3[2])
-        guard f2 > 0, f2.isFinite else { return sideRatio }
-        // Aᵀ⁻¹A⁻¹ applied to n: with A = [[f,0,u0],[0,f,v0],[0,0,1]].
+        // nᵀ A⁻ᵀ A⁻¹ n with A = [[f, 0, u0], [0, f, v0], [0, 0, 1]].
         func norm(_ n: [Double]) -> Double {
             let a = n[0] - u0 * n[2], b = n[1] - v0 * n[2]
-            return (a * a + b * b) / f2 + n[2] * n[2]
+            return (a * a + b * b) / (focal * focal) + n[2] * n[2]
         }
         let ratio = (norm(n2) / norm(n3)).squareRoot()
-        // A focal length that implies an absurd shape means the estimate is unstable here.
-        guard ratio.isFinite, ratio > 0.2, ratio < 5, abs(ratio / sideRatio - 1) < 0.35 else { return sideRatio }
+        guard ratio.isFinite, ratio > 0.1, ratio < 10 else { return sideRatio }
         return ratio
     }
 }

@@ -2,15 +2,46 @@ import FarmCore
 import Leptonica
 import Tesseract
 
+/// How a list of languages in priority order is read.
+///
+/// When the first language is Chinese or Japanese, the page is read with the unspaced languages alone, and the
+/// runs of Latin words it finds are read again with the other languages: a combined chi_sim+eng model reads whole
+/// Chinese lines as English noise (11.9% CER on the synthetic cjk set against 5.9% for chi_sim alone), while
+/// chi_sim alone drops the spaces and case of English words. Otherwise all languages read the page together.
+public struct LanguagePlan: Sendable, Equatable {
+    public let primary: [String]
+    public let secondary: [String]
+
+    public init(_ languages: [String]) {
+        if let first = languages.first, Scripts.isUnspacedLanguage(first) {
+            primary = languages.filter(Scripts.isUnspacedLanguage)
+            secondary = languages.filter { !Scripts.isUnspacedLanguage($0) }
+        } else {
+            primary = languages
+            secondary = []
+        }
+    }
+
+    /// The page is mainly Chinese or Japanese text.
+    public var isUnspaced: Bool { primary.first.map(Scripts.isUnspacedLanguage) ?? false }
+}
+
 /// The real engine: Tesseract LSTM with languages in priority order.
 public final class TesseractRecognizer: PageRecognizer {
     public static let stage = "recognize"
     private let engine: TesseractEngine
+    private let secondary: TesseractEngine?
+    public let plan: LanguagePlan
     public let engineName: String
 
     public init(languages: [String] = ["eng"], dataPath: String? = nil, candidates: Int = 0) throws(PageFailure) {
+        plan = LanguagePlan(languages)
         do {
-            engine = try TesseractEngine(EngineConfiguration(languages: languages, dataPath: dataPath))
+            // Sauvola binarization reads Chinese slightly better than Otsu (measured on both synthetic cjk sets).
+            let variables = plan.isUnspaced ? ["thresholding_method": "2"] : [:]
+            engine = try TesseractEngine(EngineConfiguration(languages: plan.primary, dataPath: dataPath, variables: variables))
+            secondary = plan.secondary.isEmpty ? nil
+                : try TesseractEngine(EngineConfiguration(languages: plan.secondary, dataPath: dataPath))
         } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
         }
@@ -20,7 +51,7 @@ public final class TesseractRecognizer: PageRecognizer {
 
     public func recognize(_ page: DecodedPage, pageNumber: Int, options: RecognitionOptions) throws(PageFailure) -> RecognizedPage {
         let start = Clock.monotonicNanoseconds
-        let recognition: Recognition
+        var recognition: Recognition
         do {
             recognition = try engine.recognize(page.image,
                                                resolution: page.declaredResolution > 0 ? page.declaredResolution : nil,
@@ -30,8 +61,13 @@ public final class TesseractRecognizer: PageRecognizer {
             let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
             throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
         }
-        var timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
         var result = PageResult(recognition, resolution: page.declaredResolution)
+        if let secondary {
+            result = rereadLatinRuns(result, image: page.image, with: secondary, resolution: page.declaredResolution)
+        }
+        if plan.isUnspaced { result = Self.normalizedUnspacedText(result) }
+        if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
+        var timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
 
         var renderings: [OutputFormat: [UInt8]] = [:]
         if !options.renderings.isEmpty {
@@ -50,6 +86,75 @@ public final class TesseractRecognizer: PageRecognizer {
         }
         result.timings = timings
         return RecognizedPage(result: result, renderings: renderings)
+    }
+
+    /// A word in Latin script: an ASCII letter, and nothing but ASCII and full-width punctuation.
+    static func isLatin(_ word: String) -> Bool {
+        word.contains { $0.isASCII && $0.isLetter } && word.allSatisfy { $0.isASCII || CJKPunctuation.fullWidthMarks.contains($0) }
+    }
+
+    /// Reads each run of Latin words on a line again with the secondary languages, one line at a time.
+    func rereadLatinRuns(_ result: PageResult, image: Pix, with reader: TesseractEngine, resolution: Int) -> PageResult {
+        var result = result
+        for b in result.blocks.indices {
+            for p in result.blocks[b].paragraphs.indices {
+                for l in result.blocks[b].paragraphs[p].lines.indices {
+                    let line = result.blocks[b].paragraphs[p].lines[l]
+                    var words: [Word] = []
+                    var i = 0
+                    while i < line.words.count {
+                        guard Self.isLatin(line.words[i].text) else { words.append(line.words[i]); i += 1; continue }
+                        var j = i
+                        while j + 1 < line.words.count && Self.isLatin(line.words[j + 1].text) { j += 1 }
+                        let run = Array(line.words[i...j])
+                        var x0 = run.map(\.box.x).min()!, x1 = run.map(\.box.maxX).max()!
+                        // The last Latin word's box often runs over the next Han characters: stop at the next word.
+                        if j + 1 < line.words.count { x1 = min(x1, line.words[j + 1].box.x - 1) }
+                        if i > 0 { x0 = max(x0, min(line.words[i].box.x, line.words[i - 1].box.maxX)) }
+                        let pad = max(3, line.box.height / 8)
+                        let box = Leptonica.Box(x: max(0, x0 - pad), y: max(0, line.box.y - pad),
+                                                width: min(image.width, x1 + pad) - max(0, x0 - pad),
+                                                height: min(image.height, line.box.maxY + pad) - max(0, line.box.y - pad))
+                        if box.width > 4, box.height > 4,
+                           let reread = try? reader.recognize(image, in: box, mode: .singleLine,
+                                                              resolution: resolution > 0 ? resolution : nil),
+                           !reread.words.isEmpty {
+                            words += PageResult(reread, resolution: resolution).words
+                        } else {
+                            words += run
+                        }
+                        i = j + 1
+                    }
+                    result.blocks[b].paragraphs[p].lines[l].words = words
+                }
+            }
+        }
+        return result
+    }
+
+    /// Full-width punctuation restored in Chinese context, and no spaces between unspaced characters.
+    static func normalizedUnspacedText(_ result: PageResult) -> PageResult {
+        var result = result
+        for b in result.blocks.indices {
+            for p in result.blocks[b].paragraphs.indices {
+                for l in result.blocks[b].paragraphs[p].lines.indices {
+                    let words = result.blocks[b].paragraphs[p].lines[l].words
+                    let normalized = CJKPunctuation.normalize(words.map(\.text))
+                    for (index, text) in normalized.enumerated() {
+                        result.blocks[b].paragraphs[p].lines[l].words[index].text = text
+                    }
+                }
+            }
+        }
+        result.text = text(of: result)
+        return result
+    }
+
+    /// The page's text from its model: a line per line, a blank line between paragraphs (as Tesseract writes it).
+    static func text(of result: PageResult) -> String {
+        result.blocks.flatMap(\.paragraphs).map { paragraph in
+            paragraph.lines.map { Scripts.join($0.words.map(\.text)) + "\n" }.joined()
+        }.joined(separator: "\n")
     }
 }
 

@@ -13,10 +13,11 @@ public enum TextSize {
 
     /// Measures the x-height of `image` (any depth). Nil when there is too little text.
     public static func estimate(_ image: Pix) throws(LeptonicaError) -> Estimate? {
-        // Work on a copy at most ~1600 px wide; heights are scaled back.
-        let factor = min(1, 1600 / Double(max(image.width, 1)))
+        // Work on a copy at most ~1200 px wide; heights are scaled back. The page has been flattened (enhance), so a
+        // fixed threshold separates ink from paper.
+        let factor = min(1, 1200 / Double(max(image.width, 1)))
         let small = factor < 1 ? try image.grayscale().scaled(by: factor) : try image.grayscale()
-        let binary = try small.sauvolaBinarized(window: 12, factor: 0.34).grayPixels()
+        let binary = try small.binarized(threshold: 140).grayPixels()
         let heights = componentHeights(binary)
         guard let (height, support) = mode(heights, minimum: 4, maximum: 120), support >= 20 else { return nil }
         return Estimate(xHeight: height / factor, support: support)
@@ -29,6 +30,7 @@ public enum TextSize {
         var heights: [Int] = []
         var stack: [Int] = []
         var next: Int32 = 0
+        // 1-bpp images come back from grayPixels as 0 (white) and 1 (black) expanded to 255/0 by pixConvertTo8.
         binary.data.withUnsafeBufferPointer { pixels in
             for start in 0..<(w * h) where pixels[start] == 0 && labels[start] == 0 {
                 next += 1

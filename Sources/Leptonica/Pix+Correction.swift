@@ -163,3 +163,44 @@ extension Pix {
                          Int32(width), red, green, blue)
     }
 }
+
+extension Pix {
+    /// One channel of a 32-bit image as 8-bit gray: 1 red, 2 green, 3 blue.
+    public func rgbComponent(_ index: Int) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        let color = try rgb()
+        let component: Int32
+        switch index {
+        case 1: component = Int32(COLOR_RED)
+        case 2: component = Int32(COLOR_GREEN)
+        default: component = Int32(COLOR_BLUE)
+        }
+        return try Pix.make("pixGetRGBComponent", pixGetRGBComponent(color.pointer, component))
+    }
+}
+
+extension Pix {
+    /// Gray by luminance (0.3 R + 0.59 G + 0.11 B) for color images; the image itself otherwise.
+    public func luminance() throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        guard depth == 32 else { return try grayscale() }
+        return try Pix.make("pixConvertRGBToLuminance", pixConvertRGBToLuminance(pointer))
+    }
+}
+
+extension Pix {
+    /// Which way Latin-like text is turned, judged from the shapes of letters (ascenders above the x-height are
+    /// commoner than descenders below it): Leptonica's pixOrientDetect on a binarized copy. `up` > 0 says the text
+    /// is upright, < 0 upside down; `left` > 0 says it is turned 90° counter-clockwise, < 0 clockwise. Magnitudes
+    /// above about 8 are decisive; meaningless for scripts without ascenders (Devanagari, Chinese).
+    public func textOrientationEvidence() throws(LeptonicaError) -> (up: Double, left: Double) {
+        LeptonicaLibrary.prepare()
+        let binary = try binarized()
+        var up: Float = 0
+        var left: Float = 0
+        let rc = pixOrientDetect(binary.pointer, &up, &left, 0, 0)
+        _ = LeptonicaMessages.take()
+        guard rc == 0 else { throw LeptonicaError("pixOrientDetect", message: "too little text") }
+        return (Double(up), Double(left))
+    }
+}

@@ -11,6 +11,7 @@ struct InspectCommand: Command {
         OptionSpec("--highlight", value: "OUT.png", "Write the image with everything outside the document tinted and the corners marked."),
         OptionSpec("--stages", value: "DIR", "Write each stage's image into DIR (01-decode.png, 02-segment.png, …)."),
         OptionSpec("--json", "Print the findings as JSON (default: a short summary)."),
+        OptionSpec("--lang", value: "LANGS", "Languages the page would be read in (they guide the text-size scaling)."),
     ] + CorrectionOptions.specs
     static let discussion = """
     The stages run as they do before recognition: decode, segment (find the document in a photo), rectify
@@ -29,7 +30,8 @@ struct InspectCommand: Command {
         highlight = arguments.string("--highlight")
         stagesDirectory = arguments.string("--stages")
         json = arguments.flag("--json")
-        pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions())
+        let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
+        pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages))
     }
 
     func run() throws -> ExitStatus {
@@ -56,7 +58,7 @@ struct InspectCommand: Command {
         }
         save("decode", decoded.image)
         let pipeline = try PagePipeline(options: PipelineOptions(pageOptions))
-        let (_, context) = try pipeline.run(decoded) { name, image in save(name, image) }
+        let (_, context) = try pipeline.run(decoded, languages: pageOptions.languages) { name, image in save(name, image) }
         if let kept = context.keptImage { save("kept", kept) }
         if let highlight {
             let corners = context.document?.corners ?? Quad(width: Double(decoded.image.width), height: Double(decoded.image.height))

@@ -151,7 +151,7 @@ enum CorrectionOptions {
     static let specs: [OptionSpec] = [
         OptionSpec("--mode", value: "MODE", "Look of the page image kept for the PDF: color, gray or bw (default: gray)."),
         OptionSpec("--skip", value: "STAGES", repeatable: true,
-                   "Leave out correction stages: segment, orient, deskew, enhance (comma-separated)."),
+                   "Leave out correction stages: segment, orient, deskew, scale, enhance (comma-separated)."),
         OptionSpec("--raw", "Leave out every correction stage: recognize the page as the file has it."),
     ]
 

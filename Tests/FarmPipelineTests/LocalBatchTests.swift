@@ -80,7 +80,7 @@ struct LocalBatchTests {
             let page = try report.outcome.get()
             let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: page.result.text)
             #expect(cer < 0.02)
-            #expect(page.result.timings.map(\.stage) == ["decode", "segment", "rectify", "orient", "deskew", "enhance",
+            #expect(page.result.timings.map(\.stage) == ["decode", "segment", "rectify", "orient", "deskew", "enhance", "scale",
                                                          "recognize", "render"])
             #expect(String(decoding: page.renderings[.hocr] ?? [], as: UTF8.self).contains("ocr_page"))
             #expect(String(decoding: page.renderings[.alto] ?? [], as: UTF8.self).contains("<Page"))
