@@ -17,7 +17,7 @@ public struct EnhanceStage: PageStage {
             let gray = image.depth == 32 ? try image.luminance() : try image.grayscale()
             let flattened = try Self.flatten(gray)
             switch mode {
-            case .gray: context.keptImage = flattened
+            case .gray: context.keptImage = nil   // what is read is what is kept
             case .bw: context.keptImage = try flattened.sauvolaBinarized()
             case .color: context.keptImage = image
             }

@@ -6,7 +6,7 @@ import Tesseract
 ///
 /// Two independent judges. Tesseract's orientation and script detection (OSD) knows every script but often
 /// mistakes upside-down for upright on short or noisy pages (its confidence then is low, 2 to 5). For alphabets
-/// with ascenders and descenders (Latin, Cyrillic, Greek), the shapes of the letters settle it: ascenders above
+/// with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the letters settle it: ascenders above
 /// the x-height are far commoner than descenders below it (Leptonica's pixOrientDetect), and on a page of text
 /// the evidence is overwhelming (|up| ≫ 8). So OSD names the script and proposes a turn; where the script has
 /// letter shapes and their evidence is decisive, it has the last word; otherwise OSD's turn is applied when its
@@ -15,12 +15,16 @@ public struct OrientStage: PageStage {
     public let name = "orient"
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
     public static let defaultThreshold = 2.0
+    /// OSD confidence needed to turn a page by 180° on OSD alone.
+    static let upsideDownThreshold = 6.0
     /// Letter-shape evidence needed to decide: the strongest direction at least this large...
     static let decisiveEvidence = 8.0
     /// ...and this many times the other axis.
     static let decisiveRatio = 2.5
     /// Scripts whose letters have ascenders and descenders.
-    static let letterShapeScripts: Set<String> = ["Latin", "Cyrillic", "Greek"]
+    static let letterShapeScripts: Set<String> = ["Latin", "Cyrillic", "Greek", "Fraktur"]
+    /// OSD's script confidence below which its script guess is not used (the page's languages decide instead).
+    static let scriptConfidenceNeeded = 1.0
 
     let detector: OrientationDetector
     let threshold: Double
@@ -53,13 +57,20 @@ public struct OrientStage: PageStage {
             if let osd {
                 findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
                              ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
-                if osd.confidence >= threshold {
+                // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its weakest
+                // (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5 and above).
+                let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
+                if osd.confidence >= needed {
                     turns = osd.rotation / 90
                     method = "osd"
                 }
             }
-            let alphabetic = osd.map { Self.letterShapeScripts.contains($0.script) }
-                ?? !LanguagePlan(context.languages).isUnspaced
+            let alphabetic: Bool
+            if let osd, osd.scriptConfidence >= Self.scriptConfidenceNeeded {
+                alphabetic = Self.letterShapeScripts.contains(osd.script)
+            } else {
+                alphabetic = !LanguagePlan(context.languages).isUnspaced
+            }
             if alphabetic, let evidence = try? sample.rotatedOrthogonally(quarterTurns: turns)
                 .binarized(threshold: 160).textOrientationEvidence()
             {

@@ -77,8 +77,16 @@ public final class PageProcessor {
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options)).run(decoded, languages: options.languages)
-        let corrected = DecodedPage(image: image, format: decoded.format, declaredResolution: context.resolution,
+        var corrected = DecodedPage(image: image, format: decoded.format, declaredResolution: context.resolution,
                                     exifOrientation: decoded.exifOrientation)
+        if renderings.contains(.pdf), let kept = context.keptImage, kept !== image {
+            do throws(LeptonicaError) {
+                corrected.keptImage = kept.width == image.width && kept.height == image.height ? kept
+                    : try kept.scaled(toWidth: image.width, height: image.height)
+            } catch {
+                throw PageFailure(stage: "render", code: .internalError, message: error.description)
+            }
+        }
         let recognizer = try recognizer(for: options.languages)
         var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName))

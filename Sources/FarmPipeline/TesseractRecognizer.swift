@@ -77,7 +77,8 @@ public final class TesseractRecognizer: PageRecognizer {
             if options.renderings.contains(.pdf) {
                 do {
                     renderings[.pdf] = try engine.searchablePDF(title: options.sourceName,
-                                                                fallbackResolution: page.declaredResolution > 0 ? nil : 300)
+                                                                fallbackResolution: page.declaredResolution > 0 ? nil : 300,
+                                                                pageImage: page.keptImage)
                 } catch {
                     throw PageFailure(stage: "render", code: .ocrFailed, message: error.message)
                 }

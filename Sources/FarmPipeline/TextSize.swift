@@ -13,11 +13,12 @@ public enum TextSize {
 
     /// Measures the x-height of `image` (any depth). Nil when there is too little text.
     public static func estimate(_ image: Pix) throws(LeptonicaError) -> Estimate? {
-        // Work on a copy at most ~1200 px wide; heights are scaled back. The page has been flattened (enhance), so a
-        // fixed threshold separates ink from paper.
+        // Work on a copy at most ~1200 px wide; heights are scaled back.
         let factor = min(1, 1200 / Double(max(image.width, 1)))
         let small = factor < 1 ? try image.grayscale().scaled(by: factor) : try image.grayscale()
-        let binary = try small.binarized(threshold: 140).grayPixels()
+        // Sauvola's local threshold keeps faint and thin strokes (thermal receipts) whole, where a fixed threshold
+        // breaks them into specks whose height would be taken for the text's.
+        let binary = try small.sauvolaBinarized(window: 8, factor: 0.34).grayPixels()
         let heights = componentHeights(binary)
         guard let (height, support) = mode(heights, minimum: 4, maximum: 120), support >= 20 else { return nil }
         return Estimate(xHeight: height / factor, support: support)

@@ -182,10 +182,19 @@ public final class TesseractEngine {
     /// A one-page searchable PDF of the last recognized page: the image with the text invisible on top (or the
     /// text alone with `textOnly`). Page size follows the resolution given to `recognize`.
     /// `fallbackResolution` sets the page size for images whose resolution was unknown at recognition.
-    public func searchablePDF(title: String = "ocrfarm", textOnly: Bool = false, fallbackResolution: Int? = nil)
-        throws(TesseractError) -> [UInt8]
+    /// `pageImage` replaces the recognized image as the picture of the page (it must have the same size): the
+    /// page can be read in gray and kept in color or black and white.
+    public func searchablePDF(title: String = "ocrfarm", textOnly: Bool = false, fallbackResolution: Int? = nil,
+                              pageImage: Pix? = nil) throws(TesseractError) -> [UInt8]
     {
         guard hasResult else { throw TesseractError(.recognition, "no page has been recognized") }
+        // With an input name, Tesseract embeds that file's JPEG bytes as the page picture, which is the photo
+        // before correction; the picture must be the image that was read (or `pageImage`).
+        TessBaseAPISetInputName(handle, nil)
+        if let pageImage {
+            // Tesseract takes ownership of the image it is given (and drops it at the next SetImage): a new reference.
+            TessBaseAPISetInputImage(handle, pixClone(pageImage.pointer))
+        }
         if let fallbackResolution { TessBaseAPISetSourceResolution(handle, Int32(fallbackResolution)) }
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
