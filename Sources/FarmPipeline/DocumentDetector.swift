@@ -35,7 +35,7 @@ public enum DocumentDetector {
         let width = Double(image.width), height = Double(image.height)
         let factor = min(1, coarseSize / max(width, height))
         let color = image.depth == 32 ? image : try image.grayscale()
-        let coarse = factor < 1 ? try color.scaled(by: factor) : color
+        let coarse = factor < 1 ? try color.resampled(by: factor) : color
         // A gray image has one channel to look at; a color one three (a page can differ from its background in
         // hue alone).
         let components = coarse.depth == 32 ? [1, 2, 3] : [0]

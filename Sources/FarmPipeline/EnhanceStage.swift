@@ -32,7 +32,7 @@ public struct EnhanceStage: PageStage {
     static func flatten(_ gray: Pix) throws(LeptonicaError) -> Pix {
         let width = gray.width, height = gray.height
         let scale = Double(width) / 2480
-        let quarter = try gray.scaled(by: 0.25)
+        let quarter = try gray.resampled(by: 0.25)
         let window = max(3, Int((31 * scale).rounded()) | 1)
         let background = try quarter.closedGray(width: window, height: window)
             .blurred(halfWidth: window / 2, halfHeight: window / 2)

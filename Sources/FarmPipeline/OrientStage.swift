@@ -4,13 +4,13 @@ import Tesseract
 
 /// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright.
 ///
-/// Two independent judges. Tesseract's orientation and script detection (OSD) knows every script but often
-/// mistakes upside-down for upright on short or noisy pages (its confidence then is low, 2 to 5). For alphabets
-/// with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the letters settle it: ascenders above
-/// the x-height are far commoner than descenders below it (Leptonica's pixOrientDetect), and on a page of text
-/// the evidence is overwhelming (|up| ≫ 8). So OSD names the script and proposes a turn; where the script has
-/// letter shapes and their evidence is decisive, it has the last word; otherwise OSD's turn is applied when its
-/// confidence reaches the threshold.
+/// Two judges. For alphabets with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the
+/// letters settle it: ascenders above the x-height are far commoner than descenders below it (Leptonica's
+/// pixOrientDetect), and on a page of text the evidence is overwhelming (|up| ≫ 8). When the page is expected in
+/// such an alphabet and that evidence is decisive, it decides alone, at a tenth of OSD's cost. Otherwise
+/// Tesseract's orientation and script detection (OSD), which knows every script but often mistakes upside-down
+/// for upright on short or noisy pages, proposes a turn, applied when its confidence reaches the threshold (a
+/// higher one for 180°); if OSD is sure the script is such an alphabet after all, decisive letter shapes win.
 public struct OrientStage: PageStage {
     public let name = "orient"
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
@@ -40,44 +40,45 @@ public struct OrientStage: PageStage {
             let long = Double(max(image.height, image.width))
             let factor = min(1, 2500 / long)
             let gray = try image.grayscale()
-            let sample = try (factor < 1 ? gray.scaled(by: factor) : gray).backgroundNormalized()
-            // OSD reads ~1500 px plenty well, and much faster than a full scan.
-            let osdFactor = min(1, 1500 / (long * factor))
-            let osdInput = osdFactor < 1 ? try sample.scaled(by: osdFactor) : sample
-            let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
+            let sample = try (factor < 1 ? gray.resampled(by: factor) : gray).backgroundNormalized()
             var findings: [(String, JSON)] = []
-            var osd: OrientationResult?
-            do throws(TesseractError) {
-                osd = try detector.detect(osdInput, resolution: resolution)
-            } catch {
-                findings.append(("osd_error", JSON(error.message)))
-            }
             var turns = 0
             var method = "none"
-            if let osd {
-                findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
-                             ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
-                // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its weakest
-                // (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5 and above).
-                let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
-                if osd.confidence >= needed {
-                    turns = osd.rotation / 90
-                    method = "osd"
-                }
+            // Letter shapes first when the page is expected in an alphabet: about a tenth of OSD's cost, and when
+            // they are decisive they are right where OSD is not.
+            let expectsAlphabet = !LanguagePlan(context.languages).isUnspaced
+            let shapes = try? sample.binarized(threshold: 160).textOrientationEvidence()
+            if let shapes {
+                findings.append(("letter_shapes", .object([("up", .rounded(shapes.up)), ("left", .rounded(shapes.left))])))
             }
-            let alphabetic: Bool
-            if let osd, osd.scriptConfidence >= Self.scriptConfidenceNeeded {
-                alphabetic = Self.letterShapeScripts.contains(osd.script)
+            if expectsAlphabet, let shapes, let decided = Self.turns(up: shapes.up, left: shapes.left) {
+                turns = decided
+                method = "letter-shapes"
             } else {
-                alphabetic = !LanguagePlan(context.languages).isUnspaced
-            }
-            if alphabetic, let evidence = try? sample.rotatedOrthogonally(quarterTurns: turns)
-                .binarized(threshold: 160).textOrientationEvidence()
-            {
-                findings.append(("letter_shapes", .object([("up", .rounded(evidence.up)), ("left", .rounded(evidence.left))])))
-                if let correction = Self.turns(up: evidence.up, left: evidence.left) {
-                    method = "letter-shapes"
-                    turns = (turns + correction) % 4
+                // OSD reads ~1500 px plenty well, and much faster than a full scan.
+                let osdFactor = min(1, 1500 / (long * factor))
+                let osdInput = osdFactor < 1 ? try sample.resampled(by: osdFactor) : sample
+                let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
+                do throws(TesseractError) {
+                    let osd = try detector.detect(osdInput, resolution: resolution)
+                    findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
+                                 ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
+                    // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its
+                    // weakest (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5+).
+                    let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
+                    if osd.confidence >= needed {
+                        turns = osd.rotation / 90
+                        method = "osd"
+                    }
+                    // OSD sure of an alphabet on a page expected in another script: the letter shapes decide.
+                    if osd.scriptConfidence >= Self.scriptConfidenceNeeded, Self.letterShapeScripts.contains(osd.script),
+                       let shapes, let decided = Self.turns(up: shapes.up, left: shapes.left)
+                    {
+                        turns = decided
+                        method = "letter-shapes"
+                    }
+                } catch {
+                    findings.append(("osd_error", JSON(error.message)))
                 }
             }
             let rotation = turns * 90

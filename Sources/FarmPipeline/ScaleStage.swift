@@ -25,7 +25,7 @@ public struct ScaleStage: PageStage {
             context.record(name, .object([("x_height", .rounded(estimate.xHeight, places: 1)), ("factor", .rounded(factor, places: 3)),
                                           ("applied", JSON(apply))]))
             guard apply else { return image }
-            let scaled = try image.scaled(by: factor)
+            let scaled = try image.resampled(by: factor)
             context.toPage = context.toPage.then(.scale(Double(scaled.width) / Double(image.width),
                                                         Double(scaled.height) / Double(image.height)))
             if context.keptImage != nil { context.keptImageScale *= Double(scaled.width) / Double(image.width) }

@@ -15,7 +15,7 @@ public enum TextSize {
     public static func estimate(_ image: Pix) throws(LeptonicaError) -> Estimate? {
         // Work on a copy at most ~1200 px wide; heights are scaled back.
         let factor = min(1, 1200 / Double(max(image.width, 1)))
-        let small = factor < 1 ? try image.grayscale().scaled(by: factor) : try image.grayscale()
+        let small = factor < 1 ? try image.grayscale().resampled(by: factor) : try image.grayscale()
         // Sauvola's local threshold keeps faint and thin strokes (thermal receipts) whole, where a fixed threshold
         // breaks them into specks whose height would be taken for the text's.
         let binary = try small.sauvolaBinarized(window: 8, factor: 0.34).grayPixels()
