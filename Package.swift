@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
         .target(name: "FarmRuntime", dependencies: ["FarmCore"]),
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "Leptonica", "Tesseract", "QPDF"]),
+        .target(name: "FarmExport", dependencies: ["FarmCore"]),
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
@@ -38,7 +39,7 @@ let package = Package(
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmProtocol", "ZeroMQ", "Allocator",
+            "FarmProtocol", "FarmExport", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -51,9 +52,11 @@ let package = Package(
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
+        .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "ZeroMQ", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "ZeroMQ",
+                                                          "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

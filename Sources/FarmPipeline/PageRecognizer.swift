@@ -3,7 +3,7 @@ import Leptonica
 
 /// The formats a page can be rendered in.
 public enum OutputFormat: String, Sendable, CaseIterable {
-    case text, json, hocr, alto, pdf
+    case text, json, hocr, alto, page, pdf
 }
 
 /// What a recognizer is asked to do with a page.

@@ -72,8 +72,6 @@ public final class TesseractRecognizer: PageRecognizer {
         var renderings: [OutputFormat: [UInt8]] = [:]
         if !options.renderings.isEmpty {
             let renderStart = Clock.monotonicNanoseconds
-            if options.renderings.contains(.hocr) { renderings[.hocr] = Array(engine.hocr(pageNumber: pageNumber).utf8) }
-            if options.renderings.contains(.alto) { renderings[.alto] = Array(engine.alto(pageNumber: pageNumber).utf8) }
             if options.renderings.contains(.pdf) {
                 do {
                     renderings[.pdf] = try engine.searchablePDF(title: options.sourceName,

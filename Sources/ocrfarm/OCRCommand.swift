@@ -8,7 +8,7 @@ struct OCRCommand: Command {
     static let arguments = "IMAGE..."
     static let options: [OptionSpec] = [
         OptionSpec("--lang", value: "LANGS", "Languages in priority order, joined by '+' (default: eng)."),
-        OptionSpec("--format", value: "FORMAT", "Output: text, json, hocr, alto or pdf (default: text)."),
+        OptionSpec("--format", value: "FORMAT", "Output: text, json, hocr, alto, page (PAGE XML) or pdf (default: text)."),
         OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
@@ -50,6 +50,9 @@ struct OCRCommand: Command {
         engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
         pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
                                                                              timeoutMilliseconds: timeoutMilliseconds))
+        if format == .page && arguments.positionals.count > 1 && !(outPath.map(FileSystem.isDirectory) ?? false) {
+            throw UsageError(message: "PAGE XML holds one page per file: for several images give --out an existing folder")
+        }
         if format == .pdf && outPath == nil && Console.outputIsTerminal {
             throw UsageError(message: "--format pdf writes binary data; give --out FILE or redirect standard output")
         }
@@ -57,7 +60,7 @@ struct OCRCommand: Command {
 
     func run() throws -> ExitStatus {
         if engine == "tesseract" { try EngineCheck.languages(languages) }
-        let writer = try OutputWriter(format: format, path: outPath)
+        let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages)
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels)
         let batch = LocalBatch(
@@ -90,12 +93,8 @@ struct OCRCommand: Command {
 extension OutputFormat {
     /// What the engine must render for this output.
     var renderings: Set<OutputFormat> {
-        switch self {
-        case .hocr: [.hocr]
-        case .alto: [.alto]
-        case .pdf: [.pdf]
-        case .text, .json: []
-        }
+        // hOCR, ALTO and PAGE are rendered from the result model (FarmExport); only the PDF needs the engine.
+        self == .pdf ? [.pdf] : []
     }
 }
 

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmExport
 import FarmPipeline
 #if canImport(Glibc)
 import Glibc
@@ -16,10 +17,22 @@ final class OutputWriter {
     private var pdfDirectory: String?
     private var finished = false
     private var writeError: Int32?
+    private let languages: [String]
+    /// PAGE XML holds one page per document: pages wait here until the end.
+    private var pageDocuments: [(name: String, xml: String)] = []
 
-    init(format: OutputFormat, path: String?) throws {
+    static var system: String { "ocrfarm \(VersionCommand.ocrfarmVersion) (tesseract \(TesseractInfo.version))" }
+
+    init(format: OutputFormat, path: String?, languages: [String] = ["eng"]) throws {
         self.format = format
         self.path = path
+        self.languages = languages
+        if format == .page, let path, FileSystem.isDirectory(path) {
+            // One PAGE file per page, into the folder.
+            descriptor = -1
+            temporaryPath = nil
+            return
+        }
         if let path {
             let temporary = path + ".partial-\(getpid())"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -34,10 +47,10 @@ final class OutputWriter {
         }
         switch format {
         case .json: emit("{\"pages\":[\n")
-        case .hocr: emit(DocumentAssembly.hocrHeader)
-        case .alto: emit(DocumentAssembly.altoHeader(sourceName: path ?? "stdout"))
+        case .hocr: emit(HOCR.header(system: Self.system))
+        case .alto: break   // the header names the first page's image: written with it
         case .pdf: pdfDirectory = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
-        case .text: break
+        case .text, .page: break
         }
     }
 
@@ -67,9 +80,17 @@ final class OutputWriter {
             }
             emit((pagesWritten > 0 ? ",\n" : "") + JSON.object(fields).rendered)
             pagesWritten += 1
-        case .hocr, .alto:
-            guard case .success(let page) = report.outcome, let fragment = page.renderings[format] else { return }
-            emit(bytes: fragment)
+        case .hocr, .alto, .page:
+            guard case .success(let page) = report.outcome else { return }
+            pagesWritten += 1
+            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten, languages: languages)
+            switch format {
+            case .hocr: emit(HOCR.page(exported))
+            case .alto:
+                if pagesWritten == 1 { emitALTOHeader(imageName: report.path) }
+                emit(ALTO.page(exported))
+            default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: Self.system, created: Clock.now)))
+            }
         case .pdf:
             guard case .success(let page) = report.outcome, let pdf = page.renderings[.pdf], let pdfDirectory else { return }
             let pagePath = "\(pdfDirectory)/\(pdfPages.count).pdf"
@@ -85,9 +106,12 @@ final class OutputWriter {
     func finish() throws {
         switch format {
         case .json: emit("\n]}\n")
-        case .hocr: emit(DocumentAssembly.hocrFooter)
-        case .alto: emit(DocumentAssembly.altoFooter)
+        case .hocr: emit(HOCR.footer)
+        case .alto:
+            if pagesWritten == 0 { emitALTOHeader(imageName: "") }
+            emit(ALTO.footer)
         case .pdf: try finishPDF()
+        case .page: try finishPAGE()
         case .text: break
         }
         if let writeError {
@@ -102,6 +126,38 @@ final class OutputWriter {
                 throw CommandFailure(.ioError, "cannot write \(path): \(reason)")
             }
         }
+    }
+
+    /// ALTO names one source image per document: the first page's (each `Page` has its number).
+    private func emitALTOHeader(imageName: String) {
+        emit(ALTO.header(imageName: imageName, software: "ocrfarm",
+                         version: "\(VersionCommand.ocrfarmVersion) (tesseract \(TesseractInfo.version))"))
+    }
+
+    /// One page: the PAGE document itself. Several: one file each in the folder given by --out.
+    private func finishPAGE() throws {
+        if descriptor < 0, let path {
+            for document in pageDocuments {
+                do {
+                    try FileSystem.write(document.xml, to: path + "/" + document.name)
+                } catch {
+                    throw CommandFailure(.ioError, "cannot write \(path)/\(document.name): \(error)")
+                }
+            }
+            finished = true
+            return
+        }
+        guard pageDocuments.count <= 1 else {
+            throw CommandFailure(.usage, "PAGE XML holds one page per file: give --out an existing folder for \(pageDocuments.count) pages")
+        }
+        if let document = pageDocuments.first { emit(document.xml) }
+    }
+
+    /// `scan.tif` page 3 → `scan-3.xml`; a single-page file → `scan.xml`.
+    private func pageFileName(_ report: PageReport) -> String {
+        var stem = FileSystem.baseName(report.path)
+        if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
+        return report.page > 0 || report.pageCount > 1 ? "\(stem)-\(report.page + 1).xml" : "\(stem).xml"
     }
 
     private func finishPDF() throws {

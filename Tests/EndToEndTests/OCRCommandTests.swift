@@ -62,6 +62,29 @@ struct OCRCommandTests {
         }
     }
 
+    @Test("--format page: one PAGE XML document per page; several pages need a folder")
+    func pageXML() throws {
+        let single = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "page"])
+        #expect(single.status == 0)
+        let counter = ElementCounter()
+        let parser = XMLParser(data: Data(single.stdout))
+        parser.delegate = counter
+        #expect(parser.parse())
+        #expect(counter.elements["PcGts"] == 1 && counter.elements["Page"] == 1)
+        #expect((counter.elements["Word"] ?? 0) > 50 && counter.elements["ReadingOrder"] == 1)
+
+        let refused = try Run.ocrfarm(["ocr", Fixtures.phototest, Fixtures.phototest, "--format", "page"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("one page per file"))
+
+        let dir = folder.file("pages")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let eurotext = Fixtures.path("tesseract-testdata/eurotext.tif")
+        let both = try Run.ocrfarm(["ocr", Fixtures.phototest, eurotext, "--format", "page", "--out", dir])
+        #expect(both.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["eurotext.xml", "phototest.xml"])
+    }
+
     @Test("--format json has per page the text, mean confidence and words with boxes and confidences")
     func json() throws {
         let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "json"])
