@@ -8,17 +8,23 @@ public struct PageOptions: Sendable, Equatable {
     public var imageMode: String
     /// Correction stages left out ("segment", "orient", "deskew", "scale", "enhance").
     public var skippedStages: [String]
+    /// Alternative readings to keep per word, with their confidences (0: none).
+    public var candidates: Int
 
     public static let correctionStages = ["segment", "orient", "deskew", "scale", "enhance"]
     public static let imageModes = ["color", "gray", "bw"]
 
+    /// The most alternatives a word can carry.
+    public static let maximumCandidates = 10
+
     public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: String = "gray",
-                skippedStages: [String] = [])
+                skippedStages: [String] = [], candidates: Int = 0)
     {
         self.languages = languages
         self.timeoutMilliseconds = timeoutMilliseconds
         self.imageMode = imageMode
         self.skippedStages = skippedStages
+        self.candidates = candidates
     }
 
     public var json: JSON {
@@ -26,6 +32,7 @@ public struct PageOptions: Sendable, Equatable {
         if let timeoutMilliseconds { fields.append(("timeout_ms", JSON(timeoutMilliseconds))) }
         if imageMode != "gray" { fields.append(("mode", JSON(imageMode))) }
         if !skippedStages.isEmpty { fields.append(("skip", .array(skippedStages.map { JSON($0) }))) }
+        if candidates > 0 { fields.append(("candidates", JSON(candidates))) }
         return .object(fields)
     }
 
@@ -38,5 +45,6 @@ public struct PageOptions: Sendable, Equatable {
         let mode = json?["mode"]?.stringValue ?? "gray"
         imageMode = Self.imageModes.contains(mode) ? mode : "gray"
         skippedStages = (json?["skip"]?.arrayValue ?? []).compactMap(\.stringValue).filter { Self.correctionStages.contains($0) }
+        candidates = min(Self.maximumCandidates, max(0, json?["candidates"]?.intValue ?? 0))
     }
 }

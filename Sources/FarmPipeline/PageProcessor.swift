@@ -89,7 +89,8 @@ public final class PageProcessor {
         }
         let recognizer = try recognizer(for: options.languages)
         var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
-            timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName))
+            timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName,
+            candidates: options.candidates))
         page.result.timings = [decodeTime] + context.timings + page.result.timings
         page.result.findings = context.findingsJSON
         page.result.toOriginal = context.toPage == .identity ? nil : context.toOriginal

@@ -14,11 +14,14 @@ public struct RecognitionOptions: Sendable, Equatable {
     public var renderings: Set<OutputFormat>
     /// Name shown in hOCR/ALTO/PDF metadata.
     public var sourceName: String
+    /// Alternative readings to keep per word (0: none).
+    public var candidates: Int
 
-    public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "") {
+    public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "", candidates: Int = 0) {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.renderings = renderings
         self.sourceName = sourceName
+        self.candidates = candidates
     }
 }
 

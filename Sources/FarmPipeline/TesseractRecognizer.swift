@@ -34,7 +34,7 @@ public final class TesseractRecognizer: PageRecognizer {
     public let plan: LanguagePlan
     public let engineName: String
 
-    public init(languages: [String] = ["eng"], dataPath: String? = nil, candidates: Int = 0) throws(PageFailure) {
+    public init(languages: [String] = ["eng"], dataPath: String? = nil) throws(PageFailure) {
         plan = LanguagePlan(languages)
         do {
             // Sauvola binarization reads Chinese slightly better than Otsu (measured on both synthetic cjk sets).
@@ -45,12 +45,12 @@ public final class TesseractRecognizer: PageRecognizer {
         } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
         }
-        engine.candidateCount = candidates
         engineName = "tesseract \(TesseractEngine.version) \(languages.joined(separator: "+"))"
     }
 
     public func recognize(_ page: DecodedPage, pageNumber: Int, options: RecognitionOptions) throws(PageFailure) -> RecognizedPage {
         let start = Clock.monotonicNanoseconds
+        if options.candidates != engine.candidateCount { engine.candidateCount = options.candidates }
         var recognition: Recognition
         do {
             recognition = try engine.recognize(page.image,
@@ -92,20 +92,22 @@ public final class TesseractRecognizer: PageRecognizer {
         word.contains { $0.isASCII && $0.isLetter } && word.allSatisfy { $0.isASCII || CJKPunctuation.fullWidthMarks.contains($0) }
     }
 
-    /// Reads each run of Latin words on a line again with the secondary languages, one line at a time.
+    /// Reads each run of Latin words on a line again with the secondary languages, one run at a time (the page
+    /// image is given to the engine once for all runs).
     func rereadLatinRuns(_ result: PageResult, image: Pix, with reader: TesseractEngine, resolution: Int) -> PageResult {
         var result = result
+        // First every run: where it is (block, paragraph, line, first and last word) and the box to read.
+        var runs: [(b: Int, p: Int, l: Int, first: Int, last: Int, box: Leptonica.Box)] = []
         for b in result.blocks.indices {
             for p in result.blocks[b].paragraphs.indices {
                 for l in result.blocks[b].paragraphs[p].lines.indices {
                     let line = result.blocks[b].paragraphs[p].lines[l]
-                    var words: [Word] = []
                     var i = 0
                     while i < line.words.count {
-                        guard Self.isLatin(line.words[i].text) else { words.append(line.words[i]); i += 1; continue }
+                        guard Self.isLatin(line.words[i].text) else { i += 1; continue }
                         var j = i
                         while j + 1 < line.words.count && Self.isLatin(line.words[j + 1].text) { j += 1 }
-                        let run = Array(line.words[i...j])
+                        let run = line.words[i...j]
                         var x0 = run.map(\.box.x).min()!, x1 = run.map(\.box.maxX).max()!
                         // The last Latin word's box often runs over the next Han characters: stop at the next word.
                         if j + 1 < line.words.count { x1 = min(x1, line.words[j + 1].box.x - 1) }
@@ -114,19 +116,19 @@ public final class TesseractRecognizer: PageRecognizer {
                         let box = Leptonica.Box(x: max(0, x0 - pad), y: max(0, line.box.y - pad),
                                                 width: min(image.width, x1 + pad) - max(0, x0 - pad),
                                                 height: min(image.height, line.box.maxY + pad) - max(0, line.box.y - pad))
-                        if box.width > 4, box.height > 4,
-                           let reread = try? reader.recognize(image, in: box, mode: .singleLine,
-                                                              resolution: resolution > 0 ? resolution : nil),
-                           !reread.words.isEmpty {
-                            words += PageResult(reread, resolution: resolution).words
-                        } else {
-                            words += run
-                        }
+                        if box.width > 4, box.height > 4 { runs.append((b, p, l, i, j, box)) }
                         i = j + 1
                     }
-                    result.blocks[b].paragraphs[p].lines[l].words = words
                 }
             }
+        }
+        let rereads = reader.recognize(image, regions: runs.map(\.box), mode: .singleLine,
+                                       resolution: resolution > 0 ? resolution : nil)
+        // Then replace the runs, last first, so earlier word indices on a line stay valid.
+        for (run, reread) in zip(runs, rereads).reversed() {
+            guard let reread, !reread.words.isEmpty else { continue }
+            let words = PageResult(reread, resolution: resolution).words
+            result.blocks[run.b].paragraphs[run.p].lines[run.l].words.replaceSubrange(run.first...run.last, with: words)
         }
         return result
     }

@@ -165,6 +165,29 @@ public final class TesseractEngine {
         return collect(width: image.width, height: image.height)
     }
 
+    /// Recognizes several parts of one image (e.g. the lines of a page in another language), setting the image
+    /// once: Tesseract copies and thresholds an image each time it is set. Nil for a part it could not read.
+    public func recognize(_ image: Leptonica.Pix, regions: [Leptonica.Box], mode: PageSegmentationMode,
+                          resolution: Int? = nil) -> [Recognition?]
+    {
+        guard !regions.isEmpty else { return [] }
+        hasResult = false
+        let previous = pageSegmentationMode
+        defer { pageSegmentationMode = previous }
+        pageSegmentationMode = mode
+        TessBaseAPISetImage2(handle, image.pointer)
+        if let resolution, resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(resolution)) }
+        var results: [Recognition?] = []
+        for box in regions {
+            TessBaseAPISetRectangle(handle, Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height))
+            let rc = TessBaseAPIRecognize(handle, nil)
+            _ = LeptonicaLibrary.takeMessages()
+            results.append(rc == 0 ? collect(width: image.width, height: image.height) : nil)
+        }
+        hasResult = results.last.map { $0 != nil } ?? false
+        return results
+    }
+
     /// The text of the last recognized page.
     public func text() -> String { takeText(TessBaseAPIGetUTF8Text(handle)) }
 

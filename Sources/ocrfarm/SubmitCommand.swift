@@ -153,6 +153,7 @@ enum CorrectionOptions {
         OptionSpec("--skip", value: "STAGES", repeatable: true,
                    "Leave out correction stages: segment, orient, deskew, scale, enhance (comma-separated)."),
         OptionSpec("--raw", "Leave out every correction stage: recognize the page as the file has it."),
+        OptionSpec("--candidates", value: "N", "Keep up to N alternative readings per word, with confidences (default: 0)."),
     ]
 
     static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
@@ -164,6 +165,7 @@ enum CorrectionOptions {
         }
         if arguments.flag("--raw") { skipped = PageOptions.correctionStages }
         options.skippedStages = PageOptions.correctionStages.filter { skipped.contains($0) }
+        options.candidates = try arguments.int("--candidates", range: 0...PageOptions.maximumCandidates) ?? 0
         return options
     }
 }

@@ -85,6 +85,30 @@ struct OCRCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["eurotext.xml", "phototest.xml"])
     }
 
+    @Test("--candidates 3: up to three readings per word, best first, nearly always led by the word; none without it")
+    func candidates() throws {
+        let with = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "json", "--candidates", "3"])
+        #expect(with.status == 0)
+        let words = try #require(try JSON.parse(Array(with.stdout))["pages"]?[0]?["words"]?.arrayValue)
+        var withAlternatives = 0, firstIsTheWord = 0
+        for word in words {
+            let candidates = word["candidates"]?.arrayValue ?? []
+            #expect(candidates.count <= 3)
+            let confidences = candidates.compactMap { $0["confidence"]?.doubleValue }
+            #expect(confidences == confidences.sorted(by: >), "\(word)")
+            // The engine's own reading uses its language model; the raw best path agrees with it nearly always.
+            if candidates.first?["text"]?.stringValue == word["text"]?.stringValue { firstIsTheWord += 1 }
+            if candidates.count > 1 { withAlternatives += 1 }
+        }
+        #expect(withAlternatives > 10, "only \(withAlternatives) words with alternatives")
+        #expect(Double(firstIsTheWord) >= 0.9 * Double(words.count), "\(firstIsTheWord) of \(words.count)")
+        let without = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "json"])
+        let plain = try #require(try JSON.parse(Array(without.stdout))["pages"]?[0]?["words"]?.arrayValue)
+        #expect(plain.allSatisfy { $0["candidates"] == nil })
+        let refused = try Run.ocrfarm(["ocr", Fixtures.phototest, "--candidates", "99"])
+        #expect(refused.status == 64)
+    }
+
     @Test("--format json has per page the text, mean confidence and words with boxes and confidences")
     func json() throws {
         let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "json"])
