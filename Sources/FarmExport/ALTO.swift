@@ -53,7 +53,7 @@ public enum ALTO {
                         let previous = page.bounds(textLine.words[index - 1].box), current = page.bounds(w.box)
                         out += "            <SP WIDTH=\"\(max(0, current.x - previous.maxX))\" HPOS=\"\(previous.maxX)\" VPOS=\"\(previous.y)\"/>\n"
                     }
-                    let confidence = String(format3(w.confidence / 100))
+                    let confidence = format3(w.confidence / 100)
                     out += "            <String ID=\"string_\(n)_\(word)\" \(position(w.box, page)) WC=\"\(confidence)\" "
                         + "CONTENT=\"\(XML.escaped(w.text))\""
                     if let language = w.language, language != page.languages.first { out += " LANG=\"\(XML.escaped(language))\"" }

@@ -43,7 +43,7 @@ public enum DocumentDetector {
         let channels = try components.map { (component: Int) throws(LeptonicaError) -> EdgeMap in
             let plane = component == 0 ? coarse : try coarse.component(component)
             let closed = try plane.closedGray(width: closing, height: closing).grayPixels()
-            if component <= 2 { ink = (try plane.grayPixels(), closed) }   // gray, or green: where print shows best
+            if component == 0 || component == 2 { ink = (try plane.grayPixels(), closed) }   // gray, or green: where print shows best
             return EdgeMap(closed, threshold: edgeThreshold)
         }
         let mask = GrayPixels(width: channels[0].width, height: channels[0].height,

@@ -63,8 +63,6 @@ public struct PageContext {
     public var document: DocumentDetection?
     /// The page image in the user's chosen look, when it differs from what OCR reads (set by enhance).
     public var keptImage: Pix?
-    /// Kept image pixels × this = recognized page pixels (the scale stage resizes only what OCR reads).
-    public var keptImageScale: Double = 1
     /// The languages the page will be read in (stages that depend on the script look here).
     public var languages: [String] = ["eng"]
 

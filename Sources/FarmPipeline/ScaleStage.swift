@@ -28,7 +28,6 @@ public struct ScaleStage: PageStage {
             let scaled = try image.resampled(by: factor)
             context.toPage = context.toPage.then(.scale(Double(scaled.width) / Double(image.width),
                                                         Double(scaled.height) / Double(image.height)))
-            if context.keptImage != nil { context.keptImageScale *= Double(scaled.width) / Double(image.width) }
             if context.resolution > 0 { context.resolution = Int((Double(context.resolution) * factor).rounded()) }
             scaled.setResolution(x: context.resolution, y: context.resolution)
             return scaled

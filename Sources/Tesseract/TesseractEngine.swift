@@ -143,28 +143,6 @@ public final class TesseractEngine {
         return collect(width: image.width, height: image.height)
     }
 
-    /// Recognizes only the part of `image` inside `box` (e.g. one line in another language), with the page
-    /// segmentation mode given. Boxes come back in the whole image's coordinates.
-    public func recognize(_ image: Leptonica.Pix, in box: Leptonica.Box, mode: PageSegmentationMode,
-                          resolution: Int? = nil) throws(TesseractError) -> Recognition
-    {
-        hasResult = false
-        let previous = pageSegmentationMode
-        defer { pageSegmentationMode = previous }
-        pageSegmentationMode = mode
-        TessBaseAPISetImage2(handle, image.pointer)
-        if let resolution, resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(resolution)) }
-        TessBaseAPISetRectangle(handle, Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height))
-        let rc = TessBaseAPIRecognize(handle, nil)
-        _ = LeptonicaLibrary.takeMessages()
-        guard rc == 0 else {
-            TessBaseAPIClear(handle)
-            throw TesseractError(.recognition, "Tesseract could not recognize the region \(box)")
-        }
-        hasResult = true
-        return collect(width: image.width, height: image.height)
-    }
-
     /// Recognizes several parts of one image (e.g. the lines of a page in another language), setting the image
     /// once: Tesseract copies and thresholds an image each time it is set. Nil for a part it could not read.
     public func recognize(_ image: Leptonica.Pix, regions: [Leptonica.Box], mode: PageSegmentationMode,
