@@ -73,6 +73,10 @@ public final class Coordinator {
     private var ready: [QueuedPage] = []
     private var readyHead = 0
     private var lastRefill: Int64 = 0
+    /// The last refill got everything queued (fewer rows than asked for).
+    private var storeExhausted = false
+    /// Pages are buffered but kept back from prefetch (the queue is nearly empty): no reason to poll without waiting.
+    private var prefetchHeld = false
     /// Parsed options by their stored text: documents share a handful of option sets.
     private var optionsCache: [String: PageOptions] = [:]
     private var pending: [PendingWrite] = []
@@ -161,7 +165,7 @@ public final class Coordinator {
 
     private func nextTimeout() -> Int {
         let anyCredit = workers.values.contains { $0.credit > 0 }
-        if anyCredit && readyHead < ready.count { return 0 }
+        if anyCredit && readyHead < ready.count && !prefetchHeld { return 0 }
         return min(100, configuration.heartbeatMilliseconds / 2)
     }
 
@@ -325,37 +329,53 @@ public final class Coordinator {
 
     // MARK: Dispatch
 
-    /// Chooses pages for workers with credit, round robin, from a small buffer of the queue's head.
+    /// Chooses pages for workers with credit, round robin, from a small buffer of the queue's head: first one page
+    /// for each idle slot, then prefetch (a page waiting beside a busy slot, to hide the network), but prefetch
+    /// only while more pages wait than the farm has slots. At the end of a batch a prefetched page would sit
+    /// behind a busy slot while another worker's slot idles: the batch would end a page later.
     private func assign() -> [(QueuedPage, WorkerState)] {
-        var hungry = workers.values.filter { $0.credit > 0 }.sorted { $0.id < $1.id }
+        prefetchHeld = false
+        let hungry = workers.values.filter { $0.credit > 0 }.sorted { $0.id < $1.id }
         guard !hungry.isEmpty else { return [] }
         let wanted = hungry.reduce(0) { $0 + $1.credit }
-        refillIfNeeded(wanted: wanted)
+        let farmSlots = workers.values.reduce(0) { $0 + max(1, $1.hello?.slots ?? 1) }
+        refillIfNeeded(wanted: wanted, spare: farmSlots)
         var assignments: [(QueuedPage, WorkerState)] = []
-        var index = 0
-        while !hungry.isEmpty && readyHead < ready.count {
-            let worker = hungry[index % hungry.count]
-            assignments.append((ready[readyHead], worker))
-            readyHead += 1
-            worker.credit -= 1
-            if worker.credit == 0 {
-                hungry.remove(at: index % hungry.count)
-            } else {
-                index += 1
+        func deal(_ allowance: (WorkerState) -> Int) {
+            var takers = hungry.map { ($0, min($0.credit, allowance($0))) }.filter { $0.1 > 0 }
+            var index = 0
+            while !takers.isEmpty && readyHead < ready.count {
+                let slot = index % takers.count
+                let worker = takers[slot].0
+                assignments.append((ready[readyHead], worker))
+                readyHead += 1
+                worker.credit -= 1
+                takers[slot].1 -= 1
+                if takers[slot].1 == 0 { takers.remove(at: slot) } else { index += 1 }
             }
+        }
+        deal { worker in max(0, max(1, worker.hello?.slots ?? 1) - worker.leases.count) }
+        if ready.count - readyHead > farmSlots {
+            deal { _ in Int.max }
+        } else if readyHead < ready.count {
+            prefetchHeld = true
         }
         return assignments
     }
 
-    private func refillIfNeeded(wanted: Int) {
-        guard readyHead >= ready.count else { return }
+    /// Keeps enough of the queue's head in memory for what is wanted now plus one page per slot of the farm (to
+    /// judge whether prefetch can be spared). A store that had no more to give is asked again only now and then.
+    private func refillIfNeeded(wanted: Int, spare: Int) {
+        let buffered = ready.count - readyHead
+        guard buffered < wanted + spare + 1 else { return }
         let now = Clock.monotonicMilliseconds
-        // An empty store is asked again only now and then; a busy one whenever the buffer runs dry.
+        if storeExhausted && buffered > 0 && now - lastRefill < 200 { return }
         if ready.isEmpty && now - lastRefill < 200 { return }
         lastRefill = now
-        let limit = min(4096, max(64, wanted * 4))
+        let limit = min(4096, max(64, (wanted + spare) * 4))
         ready = (try? store.queuedPages(limit: limit)) ?? []
         readyHead = 0
+        storeExhausted = ready.count < limit
     }
 
     // MARK: Committing

@@ -14,8 +14,7 @@ public struct EnhanceStage: PageStage {
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {
-            let gray = image.depth == 32 ? try image.luminance() : try image.grayscale()
-            let flattened = try Self.flatten(gray)
+            let flattened = try Self.flatten(image)
             switch mode {
             case .gray: context.keptImage = nil   // what is read is what is kept
             case .bw: context.keptImage = try flattened.sauvolaBinarized()
@@ -28,30 +27,34 @@ public struct EnhanceStage: PageStage {
         }
     }
 
-    /// Divides by the estimated paper brightness, stretches the levels and whitens the border.
-    static func flatten(_ gray: Pix) throws(LeptonicaError) -> Pix {
-        let width = gray.width, height = gray.height
+    /// Divides by the estimated paper brightness, stretches the levels and whitens the border. Works in place on
+    /// one new gray image (with the background estimate beside it), so a full page costs two page-sized rasters.
+    static func flatten(_ image: Pix) throws(LeptonicaError) -> Pix {
+        // A gray raster of our own: luminance makes a new one from color, a gray input is copied (a clone would
+        // share its pixels with the caller's image).
+        let page = image.depth == 32 ? try image.luminance() : try image.grayscale().copy()
+        let width = page.width, height = page.height
         let scale = Double(width) / 2480
-        let quarter = try gray.resampled(by: 0.25)
         let window = max(3, Int((31 * scale).rounded()) | 1)
-        let background = try quarter.closedGray(width: window, height: window)
+        let background = try page.resampled(by: 0.25)
+            .closedGray(width: window, height: window)
             .blurred(halfWidth: window / 2, halfHeight: window / 2)
             .scaled(toWidth: width, height: height)
-            .grayPixels()
-        var pixels = try gray.grayPixels()
-        pixels.data.withUnsafeMutableBufferPointer { page in
-            background.data.withUnsafeBufferPointer { paper in
-                for i in 0..<page.count {
-                    let value = 255 * Int(page[i]) / max(Int(paper[i]), 1)
-                    page[i] = UInt8(min(value, 255))
-                }
-            }
-        }
-        // Levels: sampled on every fourth pixel of every fourth row.
+        // Leptonica's rasters of two 8-bit images of one size line up byte for byte.
         var histogram = [Int](repeating: 0, count: 256)
         var samples = 0
-        for y in stride(from: 0, to: height, by: 4) {
-            for x in stride(from: 0, to: width, by: 4) { histogram[Int(pixels.data[y * width + x])] += 1; samples += 1 }
+        page.withGrayBytes { pixels, bytesPerRow in
+            background.withGrayBytes { paper, _ in
+                for i in 0..<pixels.count {
+                    let value = 255 * Int(pixels[i]) / max(Int(paper[i]), 1)
+                    pixels[i] = UInt8(min(value, 255))
+                }
+            }
+            // Levels, sampled on every fourth pixel of every fourth row.
+            for y in stride(from: 0, to: height, by: 4) {
+                let row = y * bytesPerRow
+                for x in stride(from: 0, to: width, by: 4) { histogram[Int(pixels[row + (x ^ 3)])] += 1; samples += 1 }
+            }
         }
         func percentile(_ fraction: Double) -> Int {
             var seen = 0
@@ -65,16 +68,23 @@ public struct EnhanceStage: PageStage {
         let table: [UInt8] = (0..<256).map { value in
             UInt8(min(255, max(0, (value - black) * 255 / (white - black))))
         }
-        let border = Int((0.005 * Double(width)).rounded())
-        for y in 0..<height {
-            let edgeRow = y < border || y >= height - border
-            for x in 0..<width {
-                let i = y * width + x
-                pixels.data[i] = edgeRow || x < border || x >= width - border ? 255 : table[Int(pixels.data[i])]
+        let border = min(Int((0.005 * Double(width)).rounded()), width / 2, height / 2)
+        page.withGrayBytes { pixels, bytesPerRow in
+            table.withUnsafeBufferPointer { table in
+                for i in 0..<pixels.count { pixels[i] = table[Int(pixels[i])] }
+            }
+            // A thin white frame: a page edge mixed with background is not content.
+            for y in 0..<height {
+                let row = y * bytesPerRow
+                if y < border || y >= height - border {
+                    for i in row..<(row + bytesPerRow) { pixels[i] = 255 }
+                } else {
+                    for x in 0..<border { pixels[row + (x ^ 3)] = 255 }
+                    for x in (width - border)..<width { pixels[row + (x ^ 3)] = 255 }
+                }
             }
         }
-        let result = try Pix(gray: pixels)
-        result.setResolution(x: gray.resolution.x, y: gray.resolution.y)
-        return result
+        page.setResolution(x: image.resolution.x, y: image.resolution.y)
+        return page
     }
 }

@@ -26,12 +26,16 @@ public struct OrientStage: PageStage {
     /// OSD's script confidence below which its script guess is not used (the page's languages decide instead).
     static let scriptConfidenceNeeded = 1.0
 
-    let detector: OrientationDetector
+    let detector: LazyOrientationDetector
     let threshold: Double
 
-    init(detector: OrientationDetector, threshold: Double) {
+    init(detector: LazyOrientationDetector, threshold: Double) {
         self.detector = detector
         self.threshold = threshold
+    }
+
+    init(detector: OrientationDetector, threshold: Double) {
+        self.init(detector: LazyOrientationDetector(detector), threshold: threshold)
     }
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
@@ -60,7 +64,10 @@ public struct OrientStage: PageStage {
                 let osdInput = osdFactor < 1 ? try sample.resampled(by: osdFactor) : sample
                 let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
                 do throws(TesseractError) {
-                    let osd = try detector.detect(osdInput, resolution: resolution)
+                    guard let osdEngine = try detector.detector() else {
+                        throw TesseractError(.initialization, "the OSD model (osd.traineddata) is not installed")
+                    }
+                    let osd = try osdEngine.detect(osdInput, resolution: resolution)
                     findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
                                  ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
                     // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its
@@ -109,4 +116,37 @@ public struct OrientStage: PageStage {
         default: return .identity
         }
     }
+}
+
+/// Tesseract's OSD engine, created when a page first needs it and kept. Its model costs a page slot about 25 MB,
+/// and pages in an alphabet are usually decided by their letter shapes without it, so a slot reading such pages
+/// never pays for it. Not `Sendable`: one per page slot.
+public final class LazyOrientationDetector {
+    private var made: OrientationDetector?
+    private var tried = false
+    private var failure: TesseractError?
+
+    /// A detector made on first use, when the OSD model is installed.
+    public init() {}
+
+    /// A detector that exists already.
+    public init(_ detector: OrientationDetector) {
+        made = detector
+        tried = true
+    }
+
+    /// The engine (nil when the OSD model is not installed); an engine that failed to load fails every call.
+    public func detector() throws(TesseractError) -> OrientationDetector? {
+        if !tried {
+            tried = true
+            if TesseractEngine.hasOrientationData() {
+                do throws(TesseractError) { made = try OrientationDetector() } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        return made
+    }
+
+    /// Whether the engine has been created (for tests and memory accounting).
+    public var isLoaded: Bool { made != nil }
 }

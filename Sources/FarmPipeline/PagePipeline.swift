@@ -92,15 +92,15 @@ public final class PagePipeline {
     public let stages: [any PageStage]
     public let options: PipelineOptions
 
-    public init(options: PipelineOptions, orientationDetector: () throws(PageFailure) -> OrientationDetector?) throws(PageFailure) {
+    public init(options: PipelineOptions, orientationDetector: LazyOrientationDetector) {
         self.options = options
         var stages: [any PageStage] = []
         if options.segment {
             stages.append(SegmentStage())
             stages.append(RectifyStage(keepColor: options.mode == .color || !options.enhance))
         }
-        if options.orient, let detector = try orientationDetector() {
-            stages.append(OrientStage(detector: detector, threshold: options.orientationThreshold))
+        if options.orient {
+            stages.append(OrientStage(detector: orientationDetector, threshold: options.orientationThreshold))
         }
         if options.deskew { stages.append(DeskewStage()) }
         if options.enhance { stages.append(EnhanceStage(mode: options.mode)) }
@@ -108,21 +108,15 @@ public final class PagePipeline {
         self.stages = stages
     }
 
-    /// A pipeline with its own orientation engine (when the OSD model is installed).
-    public convenience init(options: PipelineOptions) throws(PageFailure) {
-        try self.init(options: options) { () throws(PageFailure) -> OrientationDetector? in
-            guard TesseractEngine.hasOrientationData() else { return nil }
-            do throws(TesseractError) {
-                return try OrientationDetector()
-            } catch {
-                throw PageFailure(stage: "orient", code: .ocrFailed, message: error.message)
-            }
-        }
+    /// A pipeline with its own orientation engine (made when a page first needs it).
+    public convenience init(options: PipelineOptions) {
+        self.init(options: options, orientationDetector: LazyOrientationDetector())
     }
 
     /// Runs every stage on a decoded page; returns the image to recognize and the page's context.
     /// `observe` sees each stage's output (for `inspect --stages`).
-    public func run(_ page: DecodedPage, languages: [String] = ["eng"], observe: ((String, Pix) -> Void)? = nil)
+    /// Each stage's input is released as soon as its output exists, unless the caller still holds the page.
+    public func run(_ page: consuming DecodedPage, languages: [String] = ["eng"], observe: ((String, Pix) -> Void)? = nil)
         throws(PageFailure) -> (image: Pix, context: PageContext)
     {
         var context = PageContext(originalWidth: page.image.width, originalHeight: page.image.height,
@@ -130,6 +124,7 @@ public final class PagePipeline {
         context.languages = languages
         context.record(Decoder.stage, page.findings)
         var image = page.image
+        _ = consume page
         for stage in stages {
             let start = Clock.monotonicNanoseconds
             image = try stage.run(image, &context)

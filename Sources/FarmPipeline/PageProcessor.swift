@@ -32,7 +32,8 @@ public final class PageProcessor {
     private var recognizers: [[String]: any PageRecognizer] = [:]
     private var recognizerOrder: [[String]] = []
     private var pipelines: [PipelineOptions: PagePipeline] = [:]
-    private var orientationDetector: OrientationDetector?
+    /// One OSD engine for all of this slot's pipelines, made when a page first needs it.
+    private let orientationDetector = LazyOrientationDetector()
     /// Engines kept per slot; a page in another language set replaces the least recently used one.
     private let maxEngines = 2
 
@@ -59,7 +60,7 @@ public final class PageProcessor {
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page).
     public func prepare(languages: [String]) throws(PageFailure) {
         _ = try recognizer(for: languages)
-        _ = try seeingStages(pipelineOverride ?? PipelineOptions())
+        _ = seeingStages(pipelineOverride ?? PipelineOptions())
     }
 
     public var engineName: String {
@@ -76,9 +77,12 @@ public final class PageProcessor {
         let start = Clock.monotonicNanoseconds
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
-        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options)).run(decoded, languages: options.languages)
-        var corrected = DecodedPage(image: image, format: decoded.format, declaredResolution: context.resolution,
-                                    exifOrientation: decoded.exifOrientation)
+        let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
+        // The decoded image goes to the stages, which let go of each image once the next exists.
+        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options))
+            .run(consume decoded, languages: options.languages)
+        var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
+                                    exifOrientation: exifOrientation)
         if renderings.contains(.pdf), let kept = context.keptImage, kept !== image {
             do throws(LeptonicaError) {
                 corrected.keptImage = kept.width == image.width && kept.height == image.height ? kept
@@ -100,18 +104,9 @@ public final class PageProcessor {
     }
 
     /// The pipeline for a set of options, made on first use (with one OSD engine shared by all of them).
-    private func seeingStages(_ options: PipelineOptions) throws(PageFailure) -> PagePipeline {
+    private func seeingStages(_ options: PipelineOptions) -> PagePipeline {
         if let pipeline = pipelines[options] { return pipeline }
-        let made = try PagePipeline(options: options) { () throws(PageFailure) -> OrientationDetector? in
-            if let orientationDetector { return orientationDetector }
-            guard TesseractEngine.hasOrientationData() else { return nil }
-            do throws(TesseractError) {
-                orientationDetector = try OrientationDetector()
-                return orientationDetector
-            } catch {
-                throw PageFailure(stage: "orient", code: .ocrFailed, message: error.message)
-            }
-        }
+        let made = PagePipeline(options: options, orientationDetector: orientationDetector)
         pipelines[options] = made
         return made
     }

@@ -111,3 +111,24 @@ extension Pix {
         self.init(owning: pointer)
     }
 }
+
+extension Pix {
+    /// A copy with its own pixels.
+    public func copy() throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        return try Pix.make("pixCopy", pixCopy(nil, pointer))
+    }
+
+    /// An 8-bit image's raster, in place, for work that treats every pixel alike (a lookup, a division by another
+    /// raster of the same size): `body` gets all rows, `bytesPerRow` apart, in Leptonica's order (pixel x of a row
+    /// is byte x ^ 3 on a little-endian machine; a row may end in padding bytes). Writing changes this image and
+    /// every clone of it, so call it on an image nobody else holds.
+    public func withGrayBytes<R, E: Error>(
+        _ body: (_ bytes: UnsafeMutableBufferPointer<UInt8>, _ bytesPerRow: Int) throws(E) -> R
+    ) throws(E) -> R {
+        precondition(depth == 8, "withGrayBytes needs an 8-bit image")
+        let bytesPerRow = Int(pixGetWpl(pointer)) * 4
+        let raw = UnsafeMutableRawPointer(pixGetData(pointer)!).assumingMemoryBound(to: UInt8.self)
+        return try body(UnsafeMutableBufferPointer(start: raw, count: bytesPerRow * height), bytesPerRow)
+    }
+}

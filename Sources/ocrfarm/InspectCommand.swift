@@ -57,7 +57,7 @@ struct InspectCommand: Command {
             do { try image.write(toFile: file, format: .png) } catch { Console.error("ocrfarm inspect: \(file): \(error)") }
         }
         save("decode", decoded.image)
-        let pipeline = try PagePipeline(options: PipelineOptions(pageOptions))
+        let pipeline = PagePipeline(options: PipelineOptions(pageOptions))
         let (_, context) = try pipeline.run(decoded, languages: pageOptions.languages) { name, image in save(name, image) }
         if let kept = context.keptImage { save("kept", kept) }
         if let highlight {
