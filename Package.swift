@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
         .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
         .target(name: "FarmRuntime", dependencies: ["FarmCore"]),
-        .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "Leptonica", "Tesseract", "QPDF"]),
+        .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmExport", "Leptonica", "Tesseract", "QPDF"]),
         .target(name: "FarmExport", dependencies: ["FarmCore"]),
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),

@@ -73,13 +73,8 @@ public final class TesseractRecognizer: PageRecognizer {
         if !options.renderings.isEmpty {
             let renderStart = Clock.monotonicNanoseconds
             if options.renderings.contains(.pdf) {
-                do {
-                    renderings[.pdf] = try engine.searchablePDF(title: options.sourceName,
-                                                                fallbackResolution: page.declaredResolution > 0 ? nil : 300,
-                                                                pageImage: page.keptImage)
-                } catch {
-                    throw PageFailure(stage: "render", code: .ocrFailed, message: error.message)
-                }
+                renderings[.pdf] = try PDFRendering.page(result, image: page.keptImage ?? page.image,
+                                                         resolution: page.declaredResolution, title: options.sourceName)
             }
             timings.append(StageTiming(stage: "render", milliseconds: Clock.milliseconds(since: renderStart)))
         }

@@ -219,3 +219,65 @@ final class ElementCounter: NSObject, XMLParserDelegate {
         if let cls = attributes["class"] { classes[cls, default: 0] += 1 }
     }
 }
+
+/// The searchable PDF's text layer, read back by poppler.
+@Suite("searchable PDF text layer (end to end)")
+struct SearchablePDFTests {
+    let folder = TemporaryDirectory("e2e-pdf")
+
+    static let pages: [(image: String, truth: String, languages: String)] = [
+        (Fixtures.packageRoot + "/Samples/pages/clean-001.png", Fixtures.packageRoot + "/Samples/truth/clean-001.gt.txt", "eng"),
+        (Fixtures.path("pdf/two-columns.png"), Fixtures.path("pdf/two-columns.gt.txt"), "eng"),
+        (Fixtures.packageRoot + "/Samples/pages/cjk-000.png", Fixtures.packageRoot + "/Samples/truth/cjk-000.gt.txt", "chi_sim+eng"),
+    ]
+
+    @Test("plain pdftotext gives the page text in reading order, within half a point of CER of our text",
+          arguments: 0..<3)
+    func readingOrder(index: Int) throws {
+        let page = Self.pages[index]
+        let pdf = folder.file("page-\(index).pdf")
+        #expect(try Run.ocrfarm(["ocr", page.image, "--lang", page.languages, "--format", "pdf", "--out", pdf]).status == 0)
+        let extracted = try Run.process("/usr/bin/pdftotext", [pdf, "-"]).text
+        let plain = try Run.ocrfarm(["ocr", page.image, "--lang", page.languages]).text
+        let truth = try String(contentsOfFile: page.truth, encoding: .utf8)
+        let pdfError = TextMetrics.characterErrorRate(reference: truth, hypothesis: extracted)
+        let textError = TextMetrics.characterErrorRate(reference: truth, hypothesis: plain)
+        #expect(pdfError <= textError + 0.005, "pdftotext CER \(pdfError) against our text's \(textError)")
+        #expect(TextMetrics.characterErrorRate(reference: plain, hypothesis: extracted) < 0.01)
+    }
+
+    @Test("every word's invisible text lies on the word: pdftotext -bbox against the JSON boxes")
+    func wordsOnTheirBoxes() throws {
+        let image = Self.pages[0].image
+        let pdf = folder.file("boxes.pdf")
+        #expect(try Run.ocrfarm(["ocr", image, "--format", "pdf", "--out", pdf]).status == 0)
+        let json = try JSON.parse(Run.ocrfarm(["ocr", image, "--format", "json"]).text)
+        let page = json["pages"]?[0] ?? json
+        let resolution = Double(try #require(page["resolution"]?.intValue))
+        let html = try Run.process("/usr/bin/pdftotext", ["-bbox", pdf, "-"]).text
+        // <word xMin="..." yMin="..." xMax="..." yMax="...">text</word>, in points from the top left.
+        let pattern = try NSRegularExpression(pattern: #"<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>"#)
+        var extracted: [(text: String, box: [Double])] = []
+        for match in pattern.matches(in: html, range: NSRange(html.startIndex..., in: html)) {
+            let field = { (i: Int) in String(html[Range(match.range(at: i), in: html)!]) }
+            extracted.append((field(5), (1...4).map { Double(field($0))! }))
+        }
+        let words = try #require(page["words"]?.arrayValue)
+        var placed = 0, checked = 0
+        for word in words {
+            guard let text = word["text"]?.stringValue, text.count >= 3, let box = word["box"]?.arrayValue?.compactMap(\.doubleValue),
+                  box.count == 4 else { continue }
+            let points = box.map { $0 * 72 / resolution }  // x, y, width, height
+            let candidates = extracted.filter { $0.text == text.replacingOccurrences(of: "&", with: "&amp;") }
+            guard !candidates.isEmpty else { continue }
+            checked += 1
+            let centerY = points[1] + points[3] / 2
+            if candidates.contains(where: { abs($0.box[0] - points[0]) < 1 && abs($0.box[2] - (points[0] + points[2])) < 3
+                                            && $0.box[1] <= centerY && centerY <= $0.box[3] }) {
+                placed += 1
+            }
+        }
+        #expect(checked > 300)
+        #expect(Double(placed) >= 0.98 * Double(checked), "\(placed) of \(checked) words on their boxes")
+    }
+}

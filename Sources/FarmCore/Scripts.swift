@@ -1,0 +1,36 @@
+/// Facts about writing systems that recognition and analysis need.
+public enum Scripts {
+    /// Tesseract language codes of Chinese and Japanese, whose text has no spaces between words.
+    static let unspacedLanguages: Set<String> = ["chi_sim", "chi_tra", "chi_sim_vert", "chi_tra_vert", "jpn", "jpn_vert"]
+
+    public static func isUnspacedLanguage(_ code: String) -> Bool { unspacedLanguages.contains(code) }
+
+    /// Han ideographs (CJK unified, extension A, compatibility).
+    public static func isHan(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xF900...0xFAFF).contains(v)
+            || (0x20000...0x2FA1F).contains(v)
+    }
+
+    /// Kana, CJK punctuation and full-width forms: characters that sit in unspaced text.
+    public static func isUnspaced(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return isHan(scalar) || (0x3000...0x30FF).contains(v) || (0xFF00...0xFFEF).contains(v) || v == 0x201C || v == 0x201D
+    }
+
+    public static func isUnspaced(_ character: Character) -> Bool { character.unicodeScalars.first.map(isUnspaced) ?? false }
+    public static func isHan(_ character: Character) -> Bool { character.unicodeScalars.first.map(isHan) ?? false }
+
+    /// Joins the words of a line: a space between two words unless the characters on both sides of it belong to
+    /// unspaced text (Chinese, Japanese), where Tesseract's spaces are artifacts.
+    public static func join(_ words: [String]) -> String {
+        var line = ""
+        for word in words where !word.isEmpty {
+            if let last = line.last, let first = word.first, !(isUnspaced(last) && isUnspaced(first)) {
+                line.append(" ")
+            }
+            line += word
+        }
+        return line
+    }
+}

@@ -1,0 +1,331 @@
+import FarmCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An image as a PDF image XObject carries it (already compressed).
+public struct PDFImage: Sendable {
+    public enum Filter: String, Sendable {
+        case dct = "DCTDecode"
+        case ccittFax = "CCITTFaxDecode"
+        case flate = "FlateDecode"
+    }
+
+    public let data: [UInt8]
+    public let filter: Filter
+    public let width: Int
+    public let height: Int
+    public let bitsPerComponent: Int
+    /// `/DeviceGray`, `/DeviceRGB`, or an indexed color space array.
+    public let colorSpace: String
+    /// Flate data with PNG predictors (one predictor byte per row).
+    public let predictor: Bool
+    public let components: Int
+
+    public init(data: [UInt8], filter: Filter, width: Int, height: Int, bitsPerComponent: Int, colorSpace: String,
+                components: Int = 1, predictor: Bool = false)
+    {
+        self.data = data
+        self.filter = filter
+        self.width = width
+        self.height = height
+        self.bitsPerComponent = bitsPerComponent
+        self.colorSpace = colorSpace
+        self.components = components
+        self.predictor = predictor
+    }
+}
+
+/// A searchable PDF page written from the result model: the page image, and over it invisible text (rendering
+/// mode 3) lying on the words.
+///
+/// The text is laid out for text extraction as much as for selection: one run per line at the line's baseline,
+/// in the page's reading order, each word stretched (Tz) to its box, with a real space character spanning the gap
+/// to the next word (none between Chinese or Japanese words). The font is Tesseract's glyphless font (every
+/// code maps to one empty glyph, 500 units wide, from the baseline to 1000 units up), with a ToUnicode map
+/// that makes each 2-byte code its own UTF-16 unit: so a glyph's box is exactly the line's box, and what a
+/// reader extracts is the text we read.
+public enum SearchablePDF {
+    /// One page as a complete PDF document.
+    /// - Parameters:
+    ///   - result: the page, with boxes in the pixels of `image`.
+    ///   - resolution: pixels per inch of `image` (sets the page size).
+    ///   - font: the glyphless TrueType font program (Tesseract's `pdf.ttf`).
+    ///   - compress: zlib compression for the content and map streams (nil leaves a stream uncompressed).
+    public static func document(_ result: PageResult, image: PDFImage, resolution: Int, font: [UInt8], title: String,
+                                compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
+    {
+        let dpi = Double(resolution > 0 ? resolution : 300)
+        let pageWidth = Double(image.width) * 72 / dpi
+        let pageHeight = Double(image.height) * 72 / dpi
+        // Boxes are in the pixels of the recognized page; the image may have been kept at another size.
+        let scale = (x: pageWidth / Double(max(result.width, 1)), y: pageHeight / Double(max(result.height, 1)))
+        let layer = textLayer(result, pageHeight: pageHeight, scale: scale)
+        let content = "q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n" + layer.content
+
+        var writer = PDFWriter()
+        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let imageObject = writer.reserve(), cidToGID = writer.reserve(), toUnicode = writer.reserve()
+        let fontFile = writer.reserve(), info = writer.reserve()
+        // One font per size factor (the same glyphless program, each with the ascent that fits its factor).
+        let fonts = layer.ascents.map { _ in (type0: writer.reserve(), cidFont: writer.reserve(), descriptor: writer.reserve()) }
+
+        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
+        writer.object(page, """
+            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
+            /Contents \(contents) 0 R /Resources << /XObject << /Im1 \(imageObject) 0 R >> \
+            /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI] >> >>
+            """)
+        writer.stream(contents, Array(content.utf8), compress: compress)
+        var decode = ""
+        switch image.filter {
+        case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
+        case .flate where image.predictor:
+            decode = " /DecodeParms << /Predictor 14 /Colors \(image.components) /Columns \(image.width) "
+                + "/BitsPerComponent \(image.bitsPerComponent) >>"
+        default: break
+        }
+        writer.stream(imageObject, image.data, dictionary: """
+            /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
+            /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
+            """)
+        for (index, object) in fonts.enumerated() {
+            let ascent = number(layer.ascents[index])
+            writer.object(object.type0, """
+                << /Type /Font /Subtype /Type0 /BaseFont /GlyphLessFont /Encoding /Identity-H \
+                /DescendantFonts [\(object.cidFont) 0 R] /ToUnicode \(toUnicode) 0 R >>
+                """)
+            writer.object(object.cidFont, """
+                << /Type /Font /Subtype /CIDFontType2 /BaseFont /GlyphLessFont \
+                /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> \
+                /FontDescriptor \(object.descriptor) 0 R /CIDToGIDMap \(cidToGID) 0 R /DW \(glyphWidth) >>
+                """)
+            writer.object(object.descriptor, """
+                << /Type /FontDescriptor /FontName /GlyphLessFont /Flags 5 /FontBBox [0 0 \(glyphWidth) \(ascent)] \
+                /ItalicAngle 0 /Ascent \(ascent) /Descent -1 /CapHeight \(ascent) /StemV 80 /FontFile2 \(fontFile) 0 R >>
+                """)
+        }
+        // Every 2-byte code shows glyph 1 (the font's one empty glyph).
+        var map = [UInt8](repeating: 0, count: 2 << 16)
+        for i in stride(from: 1, to: map.count, by: 2) { map[i] = 1 }
+        writer.stream(cidToGID, map, compress: compress)
+        writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
+        writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
+        writer.object(info, "<< /Producer (ocrfarm) /Title \(hexString(title, byteOrderMark: true)) >>")
+        return writer.finish(root: catalog, info: info)
+    }
+
+    /// Width of the glyphless font's glyph, in 1/1000 of the font size.
+    static let glyphWidth = 500
+
+    /// The invisible text of a page, in the model's (reading) order, and the ascent of each font it uses (font
+    /// `/F1` has the first), in 1/1000 of the font size.
+    ///
+    /// Text extractors rebuild reading order from geometry alone. Poppler's (`pdftotext`) keeps lines in one
+    /// block when their font sizes agree within 5% and their baselines are at most 1.5 font sizes apart, takes
+    /// two baselines closer than half a font size for one line, joins text beside a block into it when the sizes
+    /// differ by less than 20%, reads blocks that line up across columns as a table, row by row, and where its
+    /// rules for columns do not decide, reads the block whose top is higher first. So the text is written in
+    /// flows (a run of lines in reading order, each below the last and overlapping it: a column), each with one
+    /// font size `k` × its median line height, where `k` keeps every gap between its paragraphs bridged and its
+    /// lines apart, and differs from the size of the column beside it by as much as it can; each flow has its own
+    /// font, whose ascent makes every glyph box exactly a line height tall, except that a column whose top is
+    /// level with (or above) the top of a column before it in reading order has its glyph tops lowered by a
+    /// fraction of a point, so it does not come first.
+    static func textLayer(_ result: PageResult, pageHeight: Double, scale: (x: Double, y: Double))
+        -> (content: String, ascents: [Double])
+    {
+        let lines = result.lines.filter { $0.box.height > 0 && $0.words.contains { !$0.text.isEmpty } }
+        let flows = flows(lines)
+        var bounds: [Rect] = []
+        var sizes: [Double] = []
+        var ascents: [Double] = []
+        var tops: [Double] = []  // top of each flow's first glyph box, points from the top of the page
+        for flow in flows {
+            let box = flow.dropFirst().reduce(flow[0].box) { $0.union($1.box) }
+            let heights = flow.map(\.box.height).sorted()
+            let height = Double(heights[heights.count / 2]) * scale.y
+            let baselines = flow.map { Double($0.box.maxY) * scale.y }
+            let spacings = zip(baselines, baselines.dropFirst()).map { $1 - $0 }.filter { $0 > 0 }
+            // Lines kept apart: half a size below the tightest spacing, with a margin.
+            let most = max(minimumFactor, min(maximumFactor, (spacings.min() ?? .infinity) / height * 1.7))
+            // Every gap bridged: the widest spacing within 1.5 sizes, with a margin.
+            let least = min(most, max(minimumFactor, (spacings.max() ?? 0) / height / 1.5 * 1.04))
+            // The columns beside this one that come before it in reading order (a line of each level with the
+            // other and clear of it), with the narrowest gap between them.
+            var gaps: [Int: Int] = [:]
+            for (other, theirs) in flows[..<bounds.count].enumerated() {
+                for a in flow.lazy.map(\.box) {
+                    for b in theirs.lazy.map(\.box) where min(a.maxY, b.maxY) > max(a.y, b.y) && (b.maxX <= a.x || a.maxX <= b.x) {
+                        let gap = max(b.x - a.maxX, a.x - b.maxX)
+                        gaps[other] = min(gaps[other] ?? gap, gap)
+                    }
+                }
+            }
+            let beside = Array(gaps.keys)
+            let nearest = gaps.min { $0.value < $1.value }?.key
+            let candidates = [least, (least * most).squareRoot(), most]
+            var factor = nearest.map { other in
+                candidates.max { abs(log($0 * height / sizes[other])) < abs(log($1 * height / sizes[other])) }!
+            } ?? candidates[1]
+            // Keeping the columns apart matters more than bridging every gap: below 25% apart, a smaller size.
+            if let other = nearest, abs(log(factor * height / sizes[other])) < log(columnSizeRatio) {
+                let up = sizes[other] * columnSizeRatio / height, down = sizes[other] / columnSizeRatio / height
+                if up <= most { factor = up } else if down >= minimumFactor { factor = down }
+            }
+            // Below the top of every column before it.
+            var top = (baselines.min() ?? 0) - height
+            let lowered = (beside.map { tops[$0] }.max() ?? -.infinity) + topMargin
+            if lowered > top && lowered - top <= height * 0.3 { top = lowered }
+            let glyphHeight = (baselines.min() ?? 0) - top
+            bounds.append(box)
+            sizes.append(factor * height)
+            ascents.append(1000 * glyphHeight / (factor * height))
+            tops.append(top)
+        }
+        var out = "BT\n3 Tr\n"
+        for (index, flow) in flows.enumerated() {
+            out += "/F\(index + 1) \(number(sizes[index])) Tf\n"
+            for line in flow {
+                out += textLine(line, size: sizes[index], pageHeight: pageHeight, scale: scale)
+            }
+        }
+        return (out + "ET\n", ascents)
+    }
+
+    static let minimumFactor = 1.1
+    /// Sizes of neighbouring columns differ at least this much (poppler merges text within 20%).
+    static let columnSizeRatio = 1.25
+    static let maximumFactor = 2.6
+    /// How much higher a column's top must be than the next column's, in points.
+    static let topMargin = 0.25
+
+    /// Lines in reading order cut into runs that read down one column.
+    static func flows(_ lines: [Line]) -> [[Line]] {
+        var flows: [[Line]] = []
+        for line in lines {
+            if let previous = flows.last?.last {
+                let overlap = min(previous.box.maxX, line.box.maxX) - max(previous.box.x, line.box.x)
+                let below = line.box.y >= previous.box.y + previous.box.height / 2
+                if below && overlap * 2 >= min(previous.box.width, line.box.width) {
+                    flows[flows.count - 1].append(line)
+                    continue
+                }
+            }
+            flows.append([line])
+        }
+        return flows
+    }
+
+    /// One line's words on the line's baseline, each stretched (Tz) over exactly its box, and between two words a
+    /// space character stretched over the gap (none between two words of unspaced script).
+    static func textLine(_ line: Line, size: Double, pageHeight: Double, scale: (x: Double, y: Double)) -> String {
+        var out = ""
+        let words = line.words.filter { !$0.text.isEmpty && $0.box.width > 0 }
+        let baseline = pageHeight - Double(line.box.maxY) * scale.y
+        let advance = Double(glyphWidth) / 1000 * size  // one glyph at 100% horizontal scaling
+        for (index, word) in words.enumerated() {
+            let units = Array(word.text.utf16)
+            let width = Double(word.box.width) * scale.x
+            out += "1 0 0 1 \(number(Double(word.box.x) * scale.x)) \(number(baseline)) Tm "
+            out += "\(number(100 * width / (Double(units.count) * advance))) Tz <\(units.map(hex).joined())> Tj"
+            if index + 1 < words.count, let last = word.text.last, let first = words[index + 1].text.first,
+               !(Scripts.isUnspaced(last) && Scripts.isUnspaced(first))
+            {
+                let gap = max(0.01, Double(words[index + 1].box.x - word.box.maxX) * scale.x)
+                out += " \(number(max(0.001, 100 * gap / advance))) Tz <0020> Tj"
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// A number as PDF wants it: plain decimal, at most three places, never an exponent.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        let thousandths = Int((value * 1000).rounded())
+        let sign = thousandths < 0 ? "-" : ""
+        let magnitude = abs(thousandths)
+        var fraction = String(magnitude % 1000)
+        if magnitude % 1000 == 0 { return sign + String(magnitude / 1000) }
+        while fraction.count < 3 { fraction = "0" + fraction }
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return sign + String(magnitude / 1000) + "." + fraction
+    }
+
+    static func hex(_ unit: UInt16) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(unit >> 12)], digits[Int(unit >> 8 & 15)], digits[Int(unit >> 4 & 15)], digits[Int(unit & 15)]])
+    }
+
+    /// A PDF text string in UTF-16BE hex (with the byte order mark readers expect for Unicode strings).
+    static func hexString(_ text: String, byteOrderMark: Bool) -> String {
+        "<" + (byteOrderMark ? "FEFF" : "") + text.utf16.map(hex).joined() + ">"
+    }
+
+    static let toUnicodeCMap = """
+        /CIDInit /ProcSet findresource begin
+        12 dict begin
+        begincmap
+        /CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def
+        /CMapName /Adobe-Identity-UCS def
+        /CMapType 2 def
+        1 begincodespacerange
+        <0000> <FFFF>
+        endcodespacerange
+        1 beginbfrange
+        <0000> <FFFF> <0000>
+        endbfrange
+        endcmap
+        CMapName currentdict /CMap defineresource pop
+        end
+        end
+
+        """
+}
+
+/// Writes numbered PDF objects and the cross-reference table that finds them.
+struct PDFWriter {
+    private(set) var bytes: [UInt8] = Array("%PDF-1.5\n%\u{E2}\u{E3}\u{CF}\u{D3}\n".utf8)
+    private var offsets: [Int: Int] = [:]
+    private var count = 0
+
+    /// The next object number (objects may be written in any order once reserved).
+    mutating func reserve() -> Int {
+        count += 1
+        return count
+    }
+
+    mutating func object(_ number: Int, _ body: String) {
+        offsets[number] = bytes.count
+        bytes += Array("\(number) 0 obj\n\(body)\nendobj\n".utf8)
+    }
+
+    /// A stream object; `dictionary` holds entries besides /Length (and /Filter when compressed here).
+    mutating func stream(_ number: Int, _ data: [UInt8], dictionary: String = "", compress: ([UInt8]) -> [UInt8]? = { _ in nil }) {
+        var payload = data
+        var entries = dictionary
+        if let packed = compress(data) {
+            payload = packed
+            entries += (entries.isEmpty ? "" : " ") + "/Filter /FlateDecode"
+        }
+        offsets[number] = bytes.count
+        bytes += Array("\(number) 0 obj\n<< /Length \(payload.count)\(entries.isEmpty ? "" : " " + entries) >>\nstream\n".utf8)
+        bytes += payload
+        bytes += Array("\nendstream\nendobj\n".utf8)
+    }
+
+    /// The cross-reference table and trailer; the finished document.
+    mutating func finish(root: Int, info: Int) -> [UInt8] {
+        let start = bytes.count
+        var table = "xref\n0 \(count + 1)\n0000000000 65535 f \n"
+        for number in 1...max(count, 1) {
+            let offset = String(offsets[number] ?? 0)
+            table += String(repeating: "0", count: max(0, 10 - offset.count)) + offset + " 00000 n \n"
+        }
+        table += "trailer\n<< /Size \(count + 1) /Root \(root) 0 R /Info \(info) 0 R >>\nstartxref\n\(start)\n%%EOF\n"
+        bytes += Array(table.utf8)
+        return bytes
+    }
+}

@@ -1,0 +1,49 @@
+import FarmCore
+import FarmExport
+import Leptonica
+import Synchronization
+import Tesseract
+
+/// Renders a recognized page as a one-page searchable PDF (our own text layer; see `SearchablePDF`).
+enum PDFRendering {
+    /// Tesseract's glyphless font, read once from the installed language data.
+    private static let cachedFont = Mutex<[UInt8]?>(nil)
+
+    static func font() throws(PageFailure) -> [UInt8] {
+        if let font = cachedFont.withLock({ $0 }) { return font }
+        let path = TesseractEngine.defaultDataPath + "/pdf.ttf"
+        guard let bytes = try? FileSystem.read(path), !bytes.isEmpty else {
+            throw PageFailure(stage: "render", code: .ocrFailed,
+                              message: "cannot read \(path), the glyphless font for PDF text (Debian: libtesseract5)")
+        }
+        cachedFont.withLock { $0 = bytes }
+        return bytes
+    }
+
+    /// `image` is the picture to show (the kept page image, the same size as the recognized one).
+    static func page(_ result: PageResult, image: Pix, resolution: Int, title: String) throws(PageFailure) -> [UInt8] {
+        let compressed: CompressedImage
+        do throws(LeptonicaError) {
+            compressed = try image.compressedForPDF()
+        } catch {
+            throw PageFailure(stage: "render", code: .internalError, message: error.description)
+        }
+        let colorSpace: String
+        if let palette = compressed.palette {
+            colorSpace = "[/Indexed /DeviceRGB \(palette.count - 1) \(palette.hex)]"
+        } else {
+            colorSpace = compressed.components == 3 ? "/DeviceRGB" : "/DeviceGray"
+        }
+        let filter: PDFImage.Filter = switch compressed.encoding {
+        case .jpeg: .dct
+        case .group4: .ccittFax
+        case .flate: .flate
+        }
+        let pdfImage = PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
+                                bitsPerComponent: compressed.bitsPerComponent, colorSpace: colorSpace,
+                                components: compressed.components, predictor: compressed.predictor)
+        return SearchablePDF.document(result, image: pdfImage, resolution: resolution, font: try font(), title: title) {
+            try? Zlib.compress($0)
+        }
+    }
+}
