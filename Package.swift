@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "FarmExport", dependencies: ["FarmCore"]),
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
-        .target(name: "FarmWorker", dependencies: ["FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
+        .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [

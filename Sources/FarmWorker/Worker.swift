@@ -1,3 +1,4 @@
+import Allocator
 import FarmCore
 import FarmPipeline
 import FarmProtocol
@@ -409,6 +410,8 @@ struct Slot {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))
             }
             _ = try? socket.send(FrameCodec.encode(message))
+            // The page's buffers go back to the system between pages, not while the engine churns through them.
+            Allocator.releaseThreadMemory()
         }
     }
 }

@@ -120,7 +120,6 @@ struct WorkerCommand: Command {
 
     func run() throws -> ExitStatus {
         Shutdown.install()
-        Allocator.returnFreedMemoryPromptly()
         if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
         let worker = try Worker(configuration: configuration, context: try Context())
         do {
