@@ -16,12 +16,33 @@ public struct RecognitionOptions: Sendable, Equatable {
     public var sourceName: String
     /// Alternative readings to keep per word (0: none).
     public var candidates: Int
+    /// Custom words: recognized words that nearly match one are read as it.
+    public var words: [String]
+    /// Text lines smaller than this fraction of the page height are not read (nil: all).
+    public var minTextHeight: Double?
 
-    public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "", candidates: Int = 0) {
+    public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "", candidates: Int = 0,
+                words: [String] = [], minTextHeight: Double? = nil)
+    {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.renderings = renderings
         self.sourceName = sourceName
         self.candidates = candidates
+        self.words = words
+        self.minTextHeight = minTextHeight
+    }
+}
+
+/// What an engine is made with: pages that differ in these need an engine of their own.
+public struct EngineSetup: Sendable, Hashable {
+    public var languages: [String]
+
+    public init(languages: [String] = ["eng"]) {
+        self.languages = languages
+    }
+
+    public init(_ options: PageOptions) {
+        self.init(languages: options.languages)
     }
 }
 

@@ -51,9 +51,17 @@ public final class TesseractRecognizer: PageRecognizer {
     public func recognize(_ page: DecodedPage, pageNumber: Int, options: RecognitionOptions) throws(PageFailure) -> RecognizedPage {
         let start = Clock.monotonicNanoseconds
         if options.candidates != engine.candidateCount { engine.candidateCount = options.candidates }
+        var image = page.image
+        if let fraction = options.minTextHeight {
+            do throws(LeptonicaError) {
+                image = try SmallText.removed(from: image, below: fraction).image
+            } catch {
+                throw PageFailure(stage: Self.stage, code: .internalError, message: "--min-text-height: \(error.description)")
+            }
+        }
         var recognition: Recognition
         do {
-            recognition = try engine.recognize(page.image,
+            recognition = try engine.recognize(image,
                                                resolution: page.declaredResolution > 0 ? page.declaredResolution : nil,
                                                timeoutMilliseconds: options.timeoutMilliseconds,
                                                inputName: options.sourceName.isEmpty ? nil : options.sourceName)
@@ -63,9 +71,13 @@ public final class TesseractRecognizer: PageRecognizer {
         }
         var result = PageResult(recognition, resolution: page.declaredResolution)
         if let secondary {
-            result = rereadLatinRuns(result, image: page.image, with: secondary, resolution: page.declaredResolution)
+            result = rereadLatinRuns(result, image: image, with: secondary, resolution: page.declaredResolution)
         }
         if plan.isUnspaced { result = Self.normalizedUnspacedText(result) }
+        if !options.words.isEmpty {
+            let corrected = CustomWords(options.words).correcting(result)
+            if corrected.changed { result = corrected.result; result.text = Self.text(of: result) }
+        }
         if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
         var timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
 

@@ -107,3 +107,33 @@ extension Pix {
         return (result, Double(angle), Double(confidence))
     }
 }
+
+extension Pix {
+    /// The bounding boxes of the 8-connected foreground components of a 1-bit image, after each foreground pixel
+    /// is grown into a `width` × `height` brick (joining glyphs into words and lines).
+    public func componentBoxes(grownBy width: Int, _ height: Int) throws(LeptonicaError) -> [Box] {
+        LeptonicaLibrary.prepare()
+        guard depth == 1 else { throw LeptonicaError("componentBoxes", message: "needs a 1-bit image, not \(depth)-bit") }
+        let grown = try Pix.make("pixDilateBrick", pixDilateBrick(nil, pointer, Int32(max(1, width)), Int32(max(1, height))))
+        var boxes: UnsafeMutablePointer<BOXA>? = pixConnCompBB(grown.pointer, 8)
+        guard boxes != nil else { throw LeptonicaError.captured("pixConnCompBB", fallback: "cannot find components") }
+        defer { boxaDestroy(&boxes) }
+        return (0..<boxaGetCount(boxes)).compactMap { index in
+            var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
+            guard boxaGetBoxGeometry(boxes, index, &x, &y, &w, &h) == 0 else { return nil }
+            return Box(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
+        }
+    }
+
+    /// A copy of an 8-bit image with the given rectangles painted white.
+    public func whitened(_ boxes: [Box]) throws(LeptonicaError) -> Pix {
+        let copy = try grayscale().copy()
+        for box in boxes {
+            var rect: UnsafeMutablePointer<BOX>? = boxCreate(Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height))
+            guard rect != nil else { continue }
+            pixSetInRectArbitrary(copy.pointer, rect, 255)
+            boxDestroy(&rect)
+        }
+        return copy
+    }
+}

@@ -154,6 +154,9 @@ enum CorrectionOptions {
                    "Leave out correction stages: segment, orient, deskew, scale, enhance (comma-separated)."),
         OptionSpec("--raw", "Leave out every correction stage: recognize the page as the file has it."),
         OptionSpec("--candidates", value: "N", "Keep up to N alternative readings per word, with confidences (default: 0)."),
+        OptionSpec("--words", value: "FILE", "Custom words, one per line (names, terms, codes): near misses are read as them."),
+        OptionSpec("--min-text-height", value: "F",
+                   "Ignore text smaller than this fraction of the page height, e.g. 0.02 (faster; footnotes drop)."),
     ]
 
     static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
@@ -166,6 +169,19 @@ enum CorrectionOptions {
         if arguments.flag("--raw") { skipped = PageOptions.correctionStages }
         options.skippedStages = PageOptions.correctionStages.filter { skipped.contains($0) }
         options.candidates = try arguments.int("--candidates", range: 0...PageOptions.maximumCandidates) ?? 0
+        if let path = arguments.string("--words") {
+            guard let text = try? FileSystem.readText(path) else {
+                throw UsageError(message: "--words: cannot read \(path)")
+            }
+            let words = text.split(whereSeparator: \.isNewline)
+                .map { String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
+                .filter { !$0.isEmpty }
+            guard words.count <= PageOptions.maximumWords else {
+                throw UsageError(message: "--words: \(path) has \(words.count) words; at most \(PageOptions.maximumWords)")
+            }
+            options.words = words
+        }
+        options.minTextHeight = try arguments.double("--min-text-height", range: 0.0001...0.5)
         return options
     }
 }

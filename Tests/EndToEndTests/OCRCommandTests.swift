@@ -281,3 +281,46 @@ struct SearchablePDFTests {
         #expect(Double(placed) >= 0.98 * Double(checked), "\(placed) of \(checked) words on their boxes")
     }
 }
+
+/// Recognition options that change what the engine reads, each shown to do something on a real page.
+@Suite("recognition options (end to end)")
+struct RecognitionOptionTests {
+    let folder = TemporaryDirectory("e2e-options")
+
+    @Test("--words: a made-up word read wrongly without it is read right with it")
+    func customWords() throws {
+        let page = Fixtures.path("words/cc0.png")
+        let plain = try Run.ocrfarm(["ocr", page]).text
+        #expect(plain.contains("CCO") && !plain.contains("CC0"), "without --words Tesseract reads CC0 as CCO")
+        let words = folder.write("words.txt", text: "CC0\nAffirmer\n")
+        let corrected = try Run.ocrfarm(["ocr", page, "--words", words])
+        #expect(corrected.status == 0)
+        #expect(corrected.text.components(separatedBy: "CC0").count - 1 == 3, "\(corrected.text)")
+        #expect(!corrected.text.contains("CCO"))
+        // Nothing else changes.
+        let truth = try String(contentsOfFile: Fixtures.path("words/cc0.gt.txt"), encoding: .utf8)
+        #expect(TextMetrics.characterErrorRate(reference: truth, hypothesis: corrected.text)
+                < TextMetrics.characterErrorRate(reference: truth, hypothesis: plain))
+        let missing = try Run.ocrfarm(["ocr", page, "--words", folder.file("no-such-file.txt")])
+        #expect(missing.status == 64 && missing.stderr.contains("no-such-file.txt"))
+    }
+
+    @Test("--min-text-height: the footer line drops, the body stays; a higher limit leaves only the heading, faster")
+    func minimumTextHeight() throws {
+        let page = Fixtures.packageRoot + "/Samples/pages/clean-000.png"
+        func read(_ extra: [String]) throws -> (lines: [String], recognize: Double) {
+            let json = try JSON.parse(Run.ocrfarm(["ocr", page, "--format", "json", "--jobs", "1"] + extra).text)
+            let text = json["pages"]?[0]?["text"]?.stringValue ?? ""
+            let milliseconds = json["pages"]?[0]?["timings_ms"]?["recognize"]?.doubleValue ?? 0
+            return (text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }, milliseconds)
+        }
+        let all = try read([])
+        #expect(all.lines.last == "93", "the page number is the last line: \(all.lines.suffix(2))")
+        let body = try read(["--min-text-height", "0.010"])
+        #expect(body.lines.count == all.lines.count - 1)
+        #expect(body.lines.last != "93" && !body.lines.contains("93"))
+        let heading = try read(["--min-text-height", "0.013"])
+        #expect(heading.lines.count < 5)
+        #expect(heading.recognize < all.recognize / 2, "recognize \(heading.recognize) ms against \(all.recognize) ms")
+    }
+}
