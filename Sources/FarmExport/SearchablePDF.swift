@@ -41,10 +41,11 @@ public struct PDFImage: Sendable {
 ///
 /// The text is laid out for text extraction as much as for selection: one run per line at the line's baseline,
 /// in the page's reading order, each word stretched (Tz) to its box, with a real space character spanning the gap
-/// to the next word (none between Chinese or Japanese words). The font is Tesseract's glyphless font (every
-/// code maps to one empty glyph, 500 units wide, from the baseline to 1000 units up), with a ToUnicode map
-/// that makes each 2-byte code its own UTF-16 unit: so a glyph's box is exactly the line's box, and what a
-/// reader extracts is the text we read.
+/// to the next word (none between Chinese or Japanese words), and font sizes chosen per column so that poppler's
+/// `pdftotext` keeps the columns apart and in order (see `textLayer`). The font is Tesseract's glyphless font
+/// (every code maps to one empty glyph, 500 units wide), once per column with the ascent that makes a glyph's box
+/// exactly a line tall, and a ToUnicode map that makes each 2-byte code its own UTF-16 unit: what a reader
+/// extracts is the text we read.
 public enum SearchablePDF {
     /// One page as a complete PDF document.
     /// - Parameters:
@@ -138,12 +139,10 @@ public enum SearchablePDF {
     {
         let lines = result.lines.filter { $0.box.height > 0 && $0.words.contains { !$0.text.isEmpty } }
         let flows = flows(lines)
-        var bounds: [Rect] = []
         var sizes: [Double] = []
         var ascents: [Double] = []
         var tops: [Double] = []  // top of each flow's first glyph box, points from the top of the page
         for flow in flows {
-            let box = flow.dropFirst().reduce(flow[0].box) { $0.union($1.box) }
             let heights = flow.map(\.box.height).sorted()
             let height = Double(heights[heights.count / 2]) * scale.y
             let baselines = flow.map { Double($0.box.maxY) * scale.y }
@@ -155,7 +154,7 @@ public enum SearchablePDF {
             // The columns beside this one that come before it in reading order (a line of each level with the
             // other and clear of it), with the narrowest gap between them.
             var gaps: [Int: Int] = [:]
-            for (other, theirs) in flows[..<bounds.count].enumerated() {
+            for (other, theirs) in flows[..<sizes.count].enumerated() {
                 for a in flow.lazy.map(\.box) {
                     for b in theirs.lazy.map(\.box) where min(a.maxY, b.maxY) > max(a.y, b.y) && (b.maxX <= a.x || a.maxX <= b.x) {
                         let gap = max(b.x - a.maxX, a.x - b.maxX)
@@ -179,7 +178,6 @@ public enum SearchablePDF {
             let lowered = (beside.map { tops[$0] }.max() ?? -.infinity) + topMargin
             if lowered > top && lowered - top <= height * 0.3 { top = lowered }
             let glyphHeight = (baselines.min() ?? 0) - top
-            bounds.append(box)
             sizes.append(factor * height)
             ascents.append(1000 * glyphHeight / (factor * height))
             tops.append(top)

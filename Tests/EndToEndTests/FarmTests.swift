@@ -25,12 +25,17 @@ struct FarmTests {
     @Test("200 pages through 2 workers on --engine none: every page done, exactly one result each")
     func nullEngine() throws {
         let farm = FarmHarness()
-        let pages = try TestImages.tinyPages(200, in: farm.folder)
-        #expect(try farm.submit([pages]).status == 0)
+        let first = try TestImages.tinyPages(1, in: farm.folder, prefix: "first")
+        let pages = try TestImages.tinyPages(199, in: farm.folder)
+        #expect(try farm.submit([first]).status == 0)
         let port = FarmHarness.freePort()
         _ = try farm.startCoordinator(port: port)
         _ = try farm.startWorker(port: port, ["--engine", "none", "--slots", "2"], name: "w1")
         _ = try farm.startWorker(port: port, ["--engine", "none", "--slots", "2"], name: "w2")
+        // Both workers in before most of the pages (on a busy machine one worker could otherwise finish them
+        // alone); the running coordinator picks the submission up.
+        #expect(try FarmHarness.wait(seconds: 30) { try openStore(farm).status().workers.count == 2 }, "\(farm.logs)")
+        #expect(try farm.submit([pages]).status == 0)
         #expect(try waitForAll(farm, pages: 200, seconds: 30), "\(farm.logs)")
         let status = try openStore(farm).status()
         #expect(status.count(.done) == 200)
