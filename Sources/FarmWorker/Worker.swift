@@ -411,7 +411,7 @@ struct Slot {
             }
             _ = try? socket.send(FrameCodec.encode(message))
             // The page's buffers go back to the system between pages, not while the engine churns through them.
-            Allocator.releaseThreadMemory()
+            if processor.engine != .none { Allocator.releaseThreadMemory() }
         }
     }
 }
