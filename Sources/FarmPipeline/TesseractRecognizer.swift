@@ -79,6 +79,9 @@ public final class TesseractRecognizer: PageRecognizer {
             if corrected.changed { result = corrected.result; result.text = Self.text(of: result) }
         }
         if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
+        // The model holds all that is needed now; the engines' copies of the page are freed before the next one.
+        engine.releasePage()
+        secondary?.releasePage()
         var timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
 
         var renderings: [OutputFormat: [UInt8]] = [:]

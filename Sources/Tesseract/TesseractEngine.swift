@@ -166,6 +166,13 @@ public final class TesseractEngine {
         return results
     }
 
+    /// Frees what the engine keeps of the last page (its copy of the image, the thresholded image, the layout):
+    /// a slot between pages then holds only the models. The page's text and renderings are gone with it.
+    public func releasePage() {
+        hasResult = false
+        TessBaseAPIClear(handle)
+    }
+
     /// The text of the last recognized page.
     public func text() -> String { takeText(TessBaseAPIGetUTF8Text(handle)) }
 
