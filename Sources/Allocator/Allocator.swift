@@ -56,20 +56,10 @@ public enum Allocator {
         return value
     }
 
-    /// Returns freed memory to the system after `milliseconds` instead of jemalloc's default 10 s. For workers,
-    /// whose page images are freed after every page, this keeps the resident set near the working set. At once
-    /// (0) costs about 8% of a worker's throughput (`Scripts/bench/farm`: every page's buffers are faulted in
-    /// afresh); a second keeps the memory of the page just read for the next one.
-    public static func returnFreedMemory(afterMilliseconds milliseconds: Int) {
-        var value = milliseconds
-        for name in ["arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "arena.4096.dirty_decay_ms", "arena.4096.muzzy_decay_ms"] {
-            _ = mallctl(name, nil, nil, &value, MemoryLayout<Int>.size)
-        }
-    }
-
     /// Returns the unused pages of the calling thread's arena (and its thread cache) to the system: for a page
     /// slot after each page, so the next page starts from its working set without the cost of returning every
-    /// freed buffer at once while the engine works (about 8% of throughput, see `returnFreedMemory`).
+    /// freed buffer at once while the engine works (jemalloc's decay set to 0 cost about 8% of throughput in
+    /// `Scripts/bench/farm`: Tesseract's buffers were faulted in afresh at every reallocation).
     public static func releaseThreadMemory() {
         _ = mallctl("thread.tcache.flush", nil, nil, nil, 0)
         var arena: UInt32 = 0

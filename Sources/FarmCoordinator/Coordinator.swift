@@ -338,7 +338,7 @@ public final class Coordinator {
         let hungry = workers.values.filter { $0.credit > 0 }.sorted { $0.id < $1.id }
         guard !hungry.isEmpty else { return [] }
         let wanted = hungry.reduce(0) { $0 + $1.credit }
-        let farmSlots = workers.values.reduce(0) { $0 + max(1, $1.hello?.slots ?? 1) }
+        let farmSlots = workers.values.reduce(0) { $0 + $1.slots }
         refillIfNeeded(wanted: wanted, spare: farmSlots)
         var assignments: [(QueuedPage, WorkerState)] = []
         func deal(_ allowance: (WorkerState) -> Int) {
@@ -354,7 +354,7 @@ public final class Coordinator {
                 if takers[slot].1 == 0 { takers.remove(at: slot) } else { index += 1 }
             }
         }
-        deal { worker in max(0, max(1, worker.hello?.slots ?? 1) - worker.leases.count) }
+        deal { worker in max(0, worker.slots - worker.leases.count) }
         if ready.count - readyHead > farmSlots {
             deal { _ in Int.max }
         } else if readyHead < ready.count {
@@ -571,6 +571,9 @@ final class WorkerState {
     var lastSent: Int64 = 0
     var lastSeenWall: Double = 0
     var leases: [PageID: LeaseInfo] = [:]
+
+    /// The page slots it announced (at least one).
+    var slots: Int { max(1, hello?.slots ?? 1) }
 
     init(id: WorkerID, route: [UInt8]) {
         self.id = id

@@ -268,6 +268,15 @@ extension Word {
 }
 
 extension PageResult {
+    /// Changes every line in place, in model order (blocks, paragraphs, lines).
+    public mutating func updateLines(_ update: (inout Line) -> Void) {
+        for b in blocks.indices {
+            for p in blocks[b].paragraphs.indices {
+                for l in blocks[b].paragraphs[p].lines.indices { update(&blocks[b].paragraphs[p].lines[l]) }
+            }
+        }
+    }
+
     /// Puts the paragraphs in reading order (`ReadingOrder`), columns found by gutters at least one median line height wide;
     /// paragraphs of one engine block stay together where they stay adjacent. Returns whether anything moved.
     @discardableResult

@@ -113,7 +113,7 @@ public enum SearchablePDF {
         writer.stream(cidToGID, map, compress: compress)
         writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
-        writer.object(info, "<< /Producer (ocrfarm) /Title \(hexString(title, byteOrderMark: true)) >>")
+        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
         return writer.finish(root: catalog, info: info)
     }
 
@@ -257,9 +257,9 @@ public enum SearchablePDF {
         return String([digits[Int(unit >> 12)], digits[Int(unit >> 8 & 15)], digits[Int(unit >> 4 & 15)], digits[Int(unit & 15)]])
     }
 
-    /// A PDF text string in UTF-16BE hex (with the byte order mark readers expect for Unicode strings).
-    static func hexString(_ text: String, byteOrderMark: Bool) -> String {
-        "<" + (byteOrderMark ? "FEFF" : "") + text.utf16.map(hex).joined() + ">"
+    /// A PDF text string in UTF-16BE hex, with the byte order mark readers expect for Unicode strings.
+    static func unicodeString(_ text: String) -> String {
+        "<FEFF" + text.utf16.map(hex).joined() + ">"
     }
 
     static let toUnicodeCMap = """

@@ -37,16 +37,11 @@ public struct CustomWords: Sendable {
     public func correcting(_ result: PageResult) -> (result: PageResult, changed: Bool) {
         var result = result
         var changed = false
-        for b in result.blocks.indices {
-            for p in result.blocks[b].paragraphs.indices {
-                for l in result.blocks[b].paragraphs[p].lines.indices {
-                    for w in result.blocks[b].paragraphs[p].lines[l].words.indices {
-                        let text = result.blocks[b].paragraphs[p].lines[l].words[w].text
-                        if let corrected = correction(of: text) {
-                            result.blocks[b].paragraphs[p].lines[l].words[w].text = corrected
-                            changed = true
-                        }
-                    }
+        result.updateLines { line in
+            for w in line.words.indices {
+                if let corrected = correction(of: line.words[w].text) {
+                    line.words[w].text = corrected
+                    changed = true
                 }
             }
         }

@@ -28,9 +28,9 @@ public final class PageProcessor {
     /// With the `none` engine, whether pages are still decoded and corrected (true for `ocr`, to measure the
     /// stages; false for the farm's workers, which measure the farm itself).
     public var decodesWithoutEngine = true
-    private let makeRecognizer: (EngineSetup) throws(PageFailure) -> any PageRecognizer
-    private var recognizers: [EngineSetup: any PageRecognizer] = [:]
-    private var recognizerOrder: [EngineSetup] = []
+    private let makeRecognizer: ([String]) throws(PageFailure) -> any PageRecognizer
+    private var recognizers: [[String]: any PageRecognizer] = [:]
+    private var recognizerOrder: [[String]] = []
     private var pipelines: [PipelineOptions: PagePipeline] = [:]
     /// One OSD engine for all of this slot's pipelines, made when a page first needs it.
     private let orientationDetector = LazyOrientationDetector()
@@ -41,9 +41,9 @@ public final class PageProcessor {
         self.engine = engine
         self.limits = limits
         self.pipelineOverride = pipeline
-        makeRecognizer = { setup throws(PageFailure) -> any PageRecognizer in
+        makeRecognizer = { languages throws(PageFailure) -> any PageRecognizer in
             if engine == .none { return NullRecognizer() }
-            return try TesseractRecognizer(languages: setup.languages)
+            return try TesseractRecognizer(languages: languages)
         }
     }
 
@@ -59,7 +59,7 @@ public final class PageProcessor {
 
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page).
     public func prepare(languages: [String]) throws(PageFailure) {
-        _ = try recognizer(for: EngineSetup(languages: languages))
+        _ = try recognizer(for: languages)
         _ = seeingStages(pipelineOverride ?? PipelineOptions())
     }
 
@@ -91,7 +91,7 @@ public final class PageProcessor {
                 throw PageFailure(stage: "render", code: .internalError, message: error.description)
             }
         }
-        let recognizer = try recognizer(for: EngineSetup(options))
+        let recognizer = try recognizer(for: options.languages)
         var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight))
@@ -122,19 +122,19 @@ public final class PageProcessor {
         }
     }
 
-    private func recognizer(for setup: EngineSetup) throws(PageFailure) -> any PageRecognizer {
-        if let existing = recognizers[setup] {
-            recognizerOrder.removeAll { $0 == setup }
-            recognizerOrder.append(setup)
+    private func recognizer(for languages: [String]) throws(PageFailure) -> any PageRecognizer {
+        if let existing = recognizers[languages] {
+            recognizerOrder.removeAll { $0 == languages }
+            recognizerOrder.append(languages)
             return existing
         }
-        let made = try makeRecognizer(setup)
+        let made = try makeRecognizer(languages)
         if recognizers.count >= maxEngines, let oldest = recognizerOrder.first {
             recognizers.removeValue(forKey: oldest)
             recognizerOrder.removeFirst()
         }
-        recognizers[setup] = made
-        recognizerOrder.append(setup)
+        recognizers[languages] = made
+        recognizerOrder.append(languages)
         return made
     }
 }

@@ -33,18 +33,6 @@ public struct RecognitionOptions: Sendable, Equatable {
     }
 }
 
-/// What an engine is made with: pages that differ in these need an engine of their own.
-public struct EngineSetup: Sendable, Hashable {
-    public var languages: [String]
-
-    public init(languages: [String] = ["eng"]) {
-        self.languages = languages
-    }
-
-    public init(_ options: PageOptions) {
-        self.init(languages: options.languages)
-    }
-}
 
 /// A recognized page and the renderings asked for.
 public struct RecognizedPage: Sendable {

@@ -146,15 +146,9 @@ public final class TesseractRecognizer: PageRecognizer {
     /// Full-width punctuation restored in Chinese context, and no spaces between unspaced characters.
     static func normalizedUnspacedText(_ result: PageResult) -> PageResult {
         var result = result
-        for b in result.blocks.indices {
-            for p in result.blocks[b].paragraphs.indices {
-                for l in result.blocks[b].paragraphs[p].lines.indices {
-                    let words = result.blocks[b].paragraphs[p].lines[l].words
-                    let normalized = CJKPunctuation.normalize(words.map(\.text))
-                    for (index, text) in normalized.enumerated() {
-                        result.blocks[b].paragraphs[p].lines[l].words[index].text = text
-                    }
-                }
+        result.updateLines { line in
+            for (index, text) in CJKPunctuation.normalize(line.words.map(\.text)).enumerated() {
+                line.words[index].text = text
             }
         }
         result.text = text(of: result)

@@ -173,9 +173,7 @@ enum CorrectionOptions {
             guard let text = try? FileSystem.readText(path) else {
                 throw UsageError(message: "--words: cannot read \(path)")
             }
-            let words = text.split(whereSeparator: \.isNewline)
-                .map { String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
-                .filter { !$0.isEmpty }
+            let words = text.split(whereSeparator: \.isNewline).map { String($0).trimmed }.filter { !$0.isEmpty }
             guard words.count <= PageOptions.maximumWords else {
                 throw UsageError(message: "--words: \(path) has \(words.count) words; at most \(PageOptions.maximumWords)")
             }

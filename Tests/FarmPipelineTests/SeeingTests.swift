@@ -76,6 +76,21 @@ struct SeeingTests {
         #expect(try upright.textOrientationEvidence().up > OrientStage.decisiveEvidence)
     }
 
+    @Test("orient: the OSD engine is loaded only when letter shapes cannot decide (English: never; Chinese: yes)")
+    func osdOnlyWhenNeeded() throws {
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let english = LazyOrientationDetector()
+        var context = PageContext(originalWidth: page.width, originalHeight: page.height, resolution: 0)
+        _ = try OrientStage(detector: english, threshold: OrientStage.defaultThreshold).run(page, &context)
+        #expect(context.findings.first { $0.0 == "orient" }?.1["method"]?.stringValue == "letter-shapes")
+        #expect(!english.isLoaded)
+        let chinese = LazyOrientationDetector()
+        var cjk = PageContext(originalWidth: page.width, originalHeight: page.height, resolution: 0)
+        cjk.languages = ["chi_sim"]
+        _ = try OrientStage(detector: chinese, threshold: OrientStage.defaultThreshold).run(page, &cjk)
+        #expect(chinese.isLoaded)
+    }
+
     @Test("orient: the decision from letter-shape evidence", arguments: [
         (40.0, -6.0, 0), (-39.0, 5.0, 2), (-7.5, -32.0, 3), (5.0, 41.0, 1), (4.6, -0.8, nil), (10.0, 9.0, nil),
     ] as [(Double, Double, Int?)])
