@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CTesseract", path: "Sources/CTesseract", providers: [.apt(["libtesseract-dev"])]),
         .systemLibrary(name: "CQPDF", path: "Sources/CQPDF", providers: [.apt(["libqpdf-dev"])]),
         .systemLibrary(name: "CJemalloc", path: "Sources/CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
+        .systemLibrary(name: "CICU", path: "Sources/CICU", providers: [.apt(["libicu-dev"])]),
 
         // Wrappers: the only importers of the C modules; they own every C pointer.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -24,6 +25,7 @@ let package = Package(
         .target(name: "Tesseract", dependencies: ["CTesseract", "Leptonica"]),
         .target(name: "QPDF", dependencies: ["CQPDF"]),
         .target(name: "Allocator", dependencies: ["CJemalloc"]),
+        .target(name: "ICU", dependencies: ["CICU"]),
 
         // Domain.
         .target(name: "FarmCore"),
@@ -50,6 +52,7 @@ let package = Package(
         .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
+        .testTarget(name: "ICUTests", dependencies: ["ICU"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
