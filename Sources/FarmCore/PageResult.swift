@@ -127,6 +127,11 @@ public struct PageResult: Sendable, Equatable {
     public var toOriginal: Homography?
     public var originalWidth: Int?
     public var originalHeight: Int?
+    /// The page's language, one of the languages it was read in (its text's main script decides); nil when the
+    /// text has no words or the page was not analyzed. Each `Word` may carry its own.
+    public var language: String?
+    /// Words to find the page by, in order of first appearance (FarmAnalysis `Keywords`).
+    public var keywords: [String] = []
 
     public init(width: Int, height: Int, resolution: Int, text: String, meanConfidence: Double,
                 blocks: [Block], timings: [StageTiming] = [])
@@ -157,7 +162,7 @@ public struct PageResult: Sendable, Equatable {
         return Quad(corners.map { toOriginal.apply($0) })
     }
 
-    /// The page as JSON: size, text, mean confidence, words with boxes (on the corrected page, and as corners in
+    /// The page as JSON: size, text, mean confidence, language, keywords, words with boxes (on the corrected page, and as corners in
     /// the original image when the page was corrected), lines, stage findings, timings.
     public var json: JSON {
         var fields: [(String, JSON)] = [
@@ -166,6 +171,8 @@ public struct PageResult: Sendable, Equatable {
             ("resolution", JSON(resolution)),
             ("text", JSON(text)),
             ("mean_confidence", .rounded(meanConfidence)),
+            ("language", JSON(language)),
+            ("keywords", .array(keywords.map { .string($0) })),
             ("words", .array(words.map { word in
                 guard toOriginal != nil, case .object(var fields) = word.json else { return word.json }
                 fields.append(("original", originalQuad(of: word.box).json))
@@ -211,15 +218,19 @@ extension PageResult {
                   text: json["text"]?.stringValue ?? "", meanConfidence: json["mean_confidence"]?.doubleValue ?? 0,
                   blocks: blocks ?? [],
                   timings: json["timings_ms"]?.objectValue?.map { StageTiming(stage: $0.0, milliseconds: $0.1.doubleValue ?? 0) } ?? [])
+        language = json["language"]?.stringValue
+        keywords = json["keywords"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
-    /// The full structure (blocks → paragraphs → lines → words) as JSON, for storage.
+    /// The full structure (blocks → paragraphs → lines → words), the page's language and keywords as JSON, for storage.
     public var structureJSON: JSON {
         .object([
             ("width", JSON(width)),
             ("height", JSON(height)),
             ("resolution", JSON(resolution)),
             ("mean_confidence", .rounded(meanConfidence)),
+            ("language", JSON(language)),
+            ("keywords", .array(keywords.map { .string($0) })),
             ("blocks", .array(blocks.map(\.json))),
             ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
         ])

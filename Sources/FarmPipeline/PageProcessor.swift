@@ -1,3 +1,4 @@
+import FarmAnalysis
 import FarmCore
 import FarmRuntime
 import Leptonica
@@ -36,6 +37,9 @@ public final class PageProcessor {
     private let orientationDetector = LazyOrientationDetector()
     /// Engines kept per slot; a page in another language set replaces the least recently used one.
     private let maxEngines = 2
+    /// The page's language and keywords from its text, made on first use; nil for the `none` engine (no text), and
+    /// should ICU fail to open its word rules (the page then goes without them rather than failing).
+    private lazy var analyzer: PageAnalyzer? = engine == .none ? nil : try? PageAnalyzer()
 
     public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = nil) {
         self.engine = engine
@@ -100,7 +104,18 @@ public final class PageProcessor {
         page.result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         page.result.originalWidth = context.originalWidth
         page.result.originalHeight = context.originalHeight
+        if let analyzer { Self.analyze(&page.result, with: analyzer, languages: options.languages) }
         return page
+    }
+
+    /// The stage name of the language and keywords in the page's timings.
+    public static let analysisStage = "analyze"
+
+    /// Sets the page's language and keywords from its recognized text.
+    private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer, languages: [String]) {
+        let start = Clock.monotonicNanoseconds
+        (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages)
+        result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
     }
 
     /// The pipeline for a set of options, made on first use (with one OSD engine shared by all of them).
