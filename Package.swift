@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "ZeroMQ",
-                                                          "Leptonica", "Tesseract", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
+                                                          "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

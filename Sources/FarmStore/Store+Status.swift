@@ -114,6 +114,15 @@ extension Store {
         try connection.cached("SELECT text FROM results WHERE page_id = ?").first([.integer(page.rawValue)]) { $0.text(0) }
     }
 
+    /// The stored structure of a done page (`PageResult.structureJSON`: blocks, language, keywords…); nil when the
+    /// page has no result or the worker sent something that is not JSON.
+    public func structure(of page: PageID) throws -> JSON? {
+        let bytes = try connection.cached("SELECT structure FROM results WHERE page_id = ?").first([.integer(page.rawValue)]) {
+            $0.blob(0)
+        }
+        return bytes.flatMap { try? JSON.parse($0) }
+    }
+
     /// How many result rows exist for each page that has one (every count must be 1).
     public func resultCounts() throws -> (pages: Int, rows: Int) {
         try connection.cached("SELECT count(DISTINCT page_id), count(*) FROM results").first { ($0.int(0), $0.int(1)) } ?? (0, 0)

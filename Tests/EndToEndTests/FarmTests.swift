@@ -63,6 +63,11 @@ struct FarmTests {
         for page in try store.pages() {
             let text = try #require(try store.text(of: page.id))
             #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.02)
+            // The worker's analysis travels in the stored structure.
+            let structure = try #require(try store.structure(of: page.id))
+            #expect(structure["language"]?.stringValue == "eng")
+            let keywords = structure["keywords"]?.arrayValue?.compactMap { $0.stringValue } ?? []
+            #expect(keywords.contains("quick") && !keywords.contains("the"), "\(keywords)")
         }
         farm.stopAll()
     }

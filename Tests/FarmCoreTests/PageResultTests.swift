@@ -27,7 +27,7 @@ struct PageResultTests {
     func pageJSON() throws {
         let json = try JSON.parse(page().json.rendered)
         #expect(json["language"]?.stringValue == "chi_sim")
-        #expect(json["keywords"]?.arrayValue?.compactMap(\.stringValue) == ["图书", "历史", "License"])
+        #expect(json["keywords"]?.arrayValue?.compactMap { $0.stringValue } == ["图书", "历史", "License"])
         let empty = PageResult.empty(width: 1, height: 1, resolution: 300)
         #expect(empty.json["language"] == .null)
         #expect(empty.json["keywords"] == .array([]))
