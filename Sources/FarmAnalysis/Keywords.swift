@@ -12,7 +12,8 @@ import ICU
 /// - Duplicates are found case-insensitively (and with ’ read as '); the first spelling is kept, so "License" at the
 ///   start of a sentence stays capitalized, and German nouns keep their capital.
 public enum Keywords {
-    /// The keywords of `text`, read in `languages` (Tesseract codes, as in `PageOptions.languages`).
+    /// The keywords of `text`, read in `languages` (Tesseract codes, as in `PageOptions.languages`). Opens a word
+    /// breaker for the call; a page slot keeps one in a `PageAnalyzer` instead.
     public static func extract(from text: String, languages: [String]) -> [String] {
         guard let breaker = try? WordBreaker() else { return [] }
         return extract(from: breaker.tokens(in: text), languages: languages)
