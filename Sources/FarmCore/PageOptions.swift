@@ -14,7 +14,19 @@ public struct PageOptions: Sendable, Equatable {
     public var words: [String]
     /// Text smaller than this fraction of the page's height is ignored (nil: all text is read).
     public var minTextHeight: Double?
+    /// One reading per page, or three (two text sizes, two binarizations) with the surest reading of each line kept.
+    public var level: RecognitionLevel
+    /// Whether language knowledge may change what the engine read: Tesseract's word lists in its beam search,
+    /// custom words, and Chinese punctuation. Off: the characters as the network saw them (codes, serial numbers).
+    public var languageCorrection: Bool
+    /// Renderings the farm stores with each result (`storableOutputs`; the text is always stored).
+    public var outputs: [String]
 
+    /// `--lang auto`: the languages are chosen per page from the script the page is written in.
+    public static let automaticLanguage = "auto"
+    /// What a worker can render for the store: a searchable PDF page, hOCR, ALTO, PAGE XML, and the full JSON
+    /// (`ocr --format json`), each a complete one-page document.
+    public static let storableOutputs = ["pdf", "hocr", "alto", "page", "json"]
     public static let correctionStages = ["segment", "orient", "deskew", "scale", "enhance"]
     public static let imageModes = ["color", "gray", "bw"]
 
@@ -24,8 +36,12 @@ public struct PageOptions: Sendable, Equatable {
     public static let maximumWords = 10_000
 
     public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: String = "gray",
-                skippedStages: [String] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil)
+                skippedStages: [String] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil,
+                level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [String] = storableOutputs)
     {
+        self.outputs = outputs
+        self.level = level
+        self.languageCorrection = languageCorrection
         self.languages = languages
         self.timeoutMilliseconds = timeoutMilliseconds
         self.imageMode = imageMode
@@ -43,6 +59,9 @@ public struct PageOptions: Sendable, Equatable {
         if candidates > 0 { fields.append(("candidates", JSON(candidates))) }
         if !words.isEmpty { fields.append(("words", .array(words.map { JSON($0) }))) }
         if let minTextHeight { fields.append(("min_text_height", .rounded(minTextHeight, places: 4))) }
+        if level != .fast { fields.append(("level", JSON(level.rawValue))) }
+        if !languageCorrection { fields.append(("language_correction", false)) }
+        if outputs != Self.storableOutputs { fields.append(("outputs", .array(outputs.map { JSON($0) }))) }
         return .object(fields)
     }
 
@@ -58,5 +77,23 @@ public struct PageOptions: Sendable, Equatable {
         candidates = min(Self.maximumCandidates, max(0, json?["candidates"]?.intValue ?? 0))
         words = Array((json?["words"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.isEmpty }.prefix(Self.maximumWords))
         minTextHeight = json?["min_text_height"]?.doubleValue.flatMap { (0..<1).contains($0) && $0 > 0 ? $0 : nil }
+        level = json?["level"]?.stringValue.flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
+        languageCorrection = json?["language_correction"]?.boolValue ?? true
+        outputs = json?["outputs"]?.arrayValue.map { items in
+            Self.storableOutputs.filter { name in items.contains { $0.stringValue == name } }
+        } ?? Self.storableOutputs
     }
+
+    /// The languages are to be chosen per page (`--lang auto`).
+    public var automaticLanguages: Bool { languages == [Self.automaticLanguage] }
+}
+
+/// How hard the engine works on a page.
+public enum RecognitionLevel: String, Sendable, CaseIterable {
+    /// One reading at the text size Tesseract reads best.
+    case fast
+    /// Two more readings, one with the text 1.4 times larger and one binarized the other way; each line keeps the
+    /// reading with the highest confidence. A third to a half of the pages per second of `fast`, with fewer errors
+    /// (docs/architecture.md §8, Scripts/bench/levels).
+    case accurate
 }

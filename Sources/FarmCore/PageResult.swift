@@ -315,3 +315,78 @@ extension PageResult {
         return true
     }
 }
+
+extension Line {
+    /// Mean word confidence weighted by word length (0 for an empty line).
+    public var confidence: Double {
+        let weights = words.map { Double(max(1, $0.text.count)) }
+        let total = weights.reduce(0, +)
+        return total > 0 ? zip(words, weights).map { $0.confidence * $1 }.reduce(0, +) / total : 0
+    }
+}
+
+extension Rect {
+    /// Intersection over union (0 when apart).
+    public func overlapRatio(_ other: Rect) -> Double {
+        let w = min(maxX, other.maxX) - max(x, other.x), h = min(maxY, other.maxY) - max(y, other.y)
+        guard w > 0, h > 0 else { return 0 }
+        let inter = Double(w * h)
+        return inter / (Double(width * height) + Double(other.width * other.height) - inter)
+    }
+}
+
+extension PageResult {
+    /// Takes the words of another reading of the same page, line by line, where it read the same line (boxes
+    /// overlapping by `overlap` at least) with a confidence higher by `margin` points. Returns the lines taken.
+    @discardableResult
+    public mutating func adoptSurerLines(from other: PageResult, overlap: Double = 0.7, margin: Double = 2) -> Int {
+        let others = other.lines.filter { !$0.words.isEmpty }
+        var taken = 0
+        updateLines { line in
+            guard let best = others.max(by: { line.box.overlapRatio($0.box) < line.box.overlapRatio($1.box) }),
+                  line.box.overlapRatio(best.box) >= overlap, best.confidence > line.confidence + margin else { return }
+            line.words = best.words
+            taken += 1
+        }
+        return taken
+    }
+}
+
+extension Rect {
+    /// The rectangle in an image scaled by `factor` (rounded outwards).
+    public func scaled(by factor: Double) -> Rect {
+        let left = Int((Double(x) * factor).rounded(.down)), top = Int((Double(y) * factor).rounded(.down))
+        let right = Int((Double(maxX) * factor).rounded(.up)), bottom = Int((Double(maxY) * factor).rounded(.up))
+        return Rect(x: left, y: top, width: right - left, height: bottom - top)
+    }
+}
+
+extension PageResult {
+    /// The same reading with every box in an image scaled by `factor`.
+    public func boxesScaled(by factor: Double) -> PageResult {
+        var result = self
+        result.width = Int((Double(width) * factor).rounded())
+        result.height = Int((Double(height) * factor).rounded())
+        result.blocks = blocks.map { block in
+            var block = block
+            block.box = block.box.scaled(by: factor)
+            block.paragraphs = block.paragraphs.map { paragraph in
+                var paragraph = paragraph
+                paragraph.box = paragraph.box.scaled(by: factor)
+                paragraph.lines = paragraph.lines.map { line in
+                    var line = line
+                    line.box = line.box.scaled(by: factor)
+                    line.words = line.words.map { word in
+                        var word = word
+                        word.box = word.box.scaled(by: factor)
+                        return word
+                    }
+                    return line
+                }
+                return paragraph
+            }
+            return block
+        }
+        return result
+    }
+}

@@ -29,9 +29,9 @@ public final class PageProcessor {
     /// With the `none` engine, whether pages are still decoded and corrected (true for `ocr`, to measure the
     /// stages; false for the farm's workers, which measure the farm itself).
     public var decodesWithoutEngine = true
-    private let makeRecognizer: ([String]) throws(PageFailure) -> any PageRecognizer
-    private var recognizers: [[String]: any PageRecognizer] = [:]
-    private var recognizerOrder: [[String]] = []
+    private let makeRecognizer: (RecognizerKey) throws(PageFailure) -> any PageRecognizer
+    private var recognizers: [RecognizerKey: any PageRecognizer] = [:]
+    private var recognizerOrder: [RecognizerKey] = []
     private var pipelines: [PipelineOptions: PagePipeline] = [:]
     /// One OSD engine for all of this slot's pipelines, made when a page first needs it.
     private let orientationDetector = LazyOrientationDetector()
@@ -45,9 +45,9 @@ public final class PageProcessor {
         self.engine = engine
         self.limits = limits
         self.pipelineOverride = pipeline
-        makeRecognizer = { languages throws(PageFailure) -> any PageRecognizer in
+        makeRecognizer = { key throws(PageFailure) -> any PageRecognizer in
             if engine == .none { return NullRecognizer() }
-            return try TesseractRecognizer(languages: languages)
+            return try TesseractRecognizer(languages: key.languages, languageCorrection: key.languageCorrection)
         }
     }
 
@@ -61,9 +61,12 @@ public final class PageProcessor {
         makeRecognizer = { _ throws(PageFailure) in try recognizer() }
     }
 
-    /// Creates the engine for `languages` now (so a worker fails at start, not at its first page).
+    /// Creates the engine for `languages` now (so a worker fails at start, not at its first page); with `auto`
+    /// the engines are made as pages need them.
     public func prepare(languages: [String]) throws(PageFailure) {
-        _ = try recognizer(for: languages)
+        if languages != [PageOptions.automaticLanguage] {
+            _ = try recognizer(for: RecognizerKey(languages: languages, languageCorrection: true))
+        }
         _ = seeingStages(pipelineOverride ?? PipelineOptions())
     }
 
@@ -82,9 +85,16 @@ public final class PageProcessor {
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
+        var options = options
+        var languageFinding: JSON?
+        if options.automaticLanguages {
+            (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
+        }
         // The decoded image goes to the stages, which let go of each image once the next exists.
-        let (image, context) = try seeingStages(pipelineOverride ?? PipelineOptions(options))
+        let (image, seen) = try seeingStages(pipelineOverride ?? PipelineOptions(options))
             .run(consume decoded, languages: options.languages)
+        var context = seen
+        if let languageFinding { context.record("language", languageFinding) }
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
         if renderings.contains(.pdf), let kept = context.keptImage, kept !== image {
@@ -95,11 +105,15 @@ public final class PageProcessor {
                 throw PageFailure(stage: "render", code: .internalError, message: error.description)
             }
         }
-        let recognizer = try recognizer(for: options.languages)
+        let recognizer = try recognizer(for: RecognizerKey(languages: options.languages,
+                                                           languageCorrection: options.languageCorrection))
         var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName,
-            candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight))
+            candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,
+            level: options.level, languageCorrection: options.languageCorrection))
         page.result.timings = [decodeTime] + context.timings + page.result.timings
+        // The stages' findings, then the recognizer's (the accurate level's readings).
+        if case .object(let recognized) = page.result.findings { context.findings += recognized }
         page.result.findings = context.findingsJSON
         page.result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         page.result.originalWidth = context.originalWidth
@@ -116,6 +130,39 @@ public final class PageProcessor {
         let start = Clock.monotonicNanoseconds
         (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages)
         result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
+    }
+
+    /// `--lang auto`: the script OSD sees; when that is Latin, a band of the page is read with each other installed
+    /// script's language, which is chosen if the band has confidently read lines in that script.
+    private func chooseLanguages(_ page: DecodedPage, options: PageOptions) throws(PageFailure) -> ([String], JSON) {
+        let installed = TesseractInfo.installedLanguages
+        var (languages, finding) = AutomaticLanguage.choose(for: page.image, resolution: page.declaredResolution,
+                                                            detector: orientationDetector, installed: installed)
+        guard languages.first.map(AutomaticLanguage.isLatin) ?? false else { return (languages, finding) }
+        let band: Pix
+        do throws(LeptonicaError) {
+            band = try page.image.cropped(to: AutomaticLanguage.probeBand(width: page.image.width, height: page.image.height))
+        } catch {
+            return (languages, finding)
+        }
+        var probed: [(String, JSON)] = []
+        for probe in AutomaticLanguage.probes(installed: installed) {
+            let reader = try recognizer(for: RecognizerKey(languages: probe, languageCorrection: options.languageCorrection))
+            let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
+                                            pageNumber: 0, options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
+            let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read.result)
+            probed.append((probe.joined(separator: "+"), JSON(characters)))
+            if characters >= AutomaticLanguage.probeEvidence {
+                languages = probe
+                break
+            }
+        }
+        if case .object(var fields) = finding {
+            fields.insert(("probes", .object(probed)), at: fields.count - 1)
+            fields[fields.count - 1] = ("chosen", JSON(languages.joined(separator: "+")))
+            finding = .object(fields)
+        }
+        return (languages, finding)
     }
 
     /// The pipeline for a set of options, made on first use (with one OSD engine shared by all of them).
@@ -137,21 +184,27 @@ public final class PageProcessor {
         }
     }
 
-    private func recognizer(for languages: [String]) throws(PageFailure) -> any PageRecognizer {
-        if let existing = recognizers[languages] {
-            recognizerOrder.removeAll { $0 == languages }
-            recognizerOrder.append(languages)
+    private func recognizer(for key: RecognizerKey) throws(PageFailure) -> any PageRecognizer {
+        if let existing = recognizers[key] {
+            recognizerOrder.removeAll { $0 == key }
+            recognizerOrder.append(key)
             return existing
         }
-        let made = try makeRecognizer(languages)
+        let made = try makeRecognizer(key)
         if recognizers.count >= maxEngines, let oldest = recognizerOrder.first {
             recognizers.removeValue(forKey: oldest)
             recognizerOrder.removeFirst()
         }
-        recognizers[languages] = made
-        recognizerOrder.append(languages)
+        recognizers[key] = made
+        recognizerOrder.append(key)
         return made
     }
+}
+
+/// What an engine is made for: its languages, and whether it loads their word lists.
+struct RecognizerKey: Hashable {
+    let languages: [String]
+    let languageCorrection: Bool
 }
 
 /// Renders a PDF page to an image with poppler's `pdftoppm`.

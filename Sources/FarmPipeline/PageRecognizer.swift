@@ -20,10 +20,18 @@ public struct RecognitionOptions: Sendable, Equatable {
     public var words: [String]
     /// Text lines smaller than this fraction of the page height are not read (nil: all).
     public var minTextHeight: Double?
+    /// One reading, or three with the surest line kept (`PageOptions.level`).
+    public var level: RecognitionLevel
+    /// Custom words and Chinese punctuation applied after recognition (the engine's own word lists are chosen
+    /// when it is made: `TesseractRecognizer.init`).
+    public var languageCorrection: Bool
 
     public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "", candidates: Int = 0,
-                words: [String] = [], minTextHeight: Double? = nil)
+                words: [String] = [], minTextHeight: Double? = nil, level: RecognitionLevel = .fast,
+                languageCorrection: Bool = true)
     {
+        self.level = level
+        self.languageCorrection = languageCorrection
         self.timeoutMilliseconds = timeoutMilliseconds
         self.renderings = renderings
         self.sourceName = sourceName

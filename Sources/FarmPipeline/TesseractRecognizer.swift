@@ -31,17 +31,27 @@ public final class TesseractRecognizer: PageRecognizer {
     public static let stage = "recognize"
     private let engine: TesseractEngine
     private let secondary: TesseractEngine?
+    /// The `accurate` level's third reading binarizes the other way; made on the first such page.
+    private var otherBinarization: TesseractEngine?
+    private let configuration: EngineConfiguration
     public let plan: LanguagePlan
     public let engineName: String
 
-    public init(languages: [String] = ["eng"], dataPath: String? = nil) throws(PageFailure) {
+    /// The factor by which `accurate` enlarges the page for its second reading (measured: docs/architecture.md §8).
+    static let accurateScale = 1.4
+
+    /// Engines for `languages`; without `languageCorrection` they load no word lists, so the beam search keeps
+    /// what the network read (Tesseract's `lstm_use_matrix` off: the LSTM is loaded without its dictionary).
+    public init(languages: [String] = ["eng"], languageCorrection: Bool = true, dataPath: String? = nil) throws(PageFailure) {
         plan = LanguagePlan(languages)
         do {
+            let dictionary = languageCorrection ? [:] : ["lstm_use_matrix": "0"]
             // Sauvola binarization reads Chinese slightly better than Otsu (measured on both synthetic cjk sets).
-            let variables = plan.isUnspaced ? ["thresholding_method": "2"] : [:]
-            engine = try TesseractEngine(EngineConfiguration(languages: plan.primary, dataPath: dataPath, variables: variables))
+            let variables = plan.isUnspaced ? dictionary.merging(["thresholding_method": "2"]) { $1 } : dictionary
+            configuration = EngineConfiguration(languages: plan.primary, dataPath: dataPath, variables: variables)
+            engine = try TesseractEngine(configuration)
             secondary = plan.secondary.isEmpty ? nil
-                : try TesseractEngine(EngineConfiguration(languages: plan.secondary, dataPath: dataPath))
+                : try TesseractEngine(EngineConfiguration(languages: plan.secondary, dataPath: dataPath, variables: dictionary))
         } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
         }
@@ -70,11 +80,14 @@ public final class TesseractRecognizer: PageRecognizer {
             throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
         }
         var result = PageResult(recognition, resolution: page.declaredResolution)
+        if options.level == .accurate {
+            try readAgain(&result, image: image, resolution: page.declaredResolution, options: options)
+        }
         if let secondary {
             result = rereadLatinRuns(result, image: image, with: secondary, resolution: page.declaredResolution)
         }
-        if plan.isUnspaced { result = Self.normalizedUnspacedText(result) }
-        if !options.words.isEmpty {
+        if plan.isUnspaced { result = Self.normalizedUnspacedText(result, punctuation: options.languageCorrection) }
+        if options.languageCorrection && !options.words.isEmpty {
             let corrected = CustomWords(options.words).correcting(result)
             if corrected.changed { result = corrected.result; result.text = Self.text(of: result) }
         }
@@ -143,9 +156,60 @@ public final class TesseractRecognizer: PageRecognizer {
         return result
     }
 
-    /// Full-width punctuation restored in Chinese context, and no spaces between unspaced characters.
-    static func normalizedUnspacedText(_ result: PageResult) -> PageResult {
+    /// The `accurate` level's further readings: the page enlarged by `accurateScale`, and the page binarized the
+    /// other way (Otsu and Sauvola); where one of them read a line with a higher confidence, its line replaces the
+    /// first reading's (boxes mapped back).
+    func readAgain(_ result: inout PageResult, image: Pix, resolution: Int, options: RecognitionOptions) throws(PageFailure) {
+        let factor = Self.accurateScale
+        let enlarged: Pix
+        do throws(LeptonicaError) {
+            enlarged = try image.resampled(by: factor)
+        } catch {
+            throw PageFailure(stage: Self.stage, code: .internalError, message: "--level accurate: \(error.description)")
+        }
+        let other = try otherBinarizationEngine()
+        let readings = [(engine, enlarged, factor), (other, image, 1.0)]
+        var replaced = 0
+        for (reader, picture, scale) in readings {
+            let reading: Recognition
+            do {
+                reading = try reader.recognize(picture, resolution: resolution > 0 ? Int((Double(resolution) * scale).rounded()) : nil,
+                                               timeoutMilliseconds: options.timeoutMilliseconds,
+                                               inputName: options.sourceName.isEmpty ? nil : options.sourceName)
+            } catch {
+                let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
+                throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
+            }
+            let read = PageResult(reading, resolution: resolution)
+            replaced += result.adoptSurerLines(from: scale == 1 ? read : read.boxesScaled(by: 1 / scale))
+        }
+        other.releasePage()
+        if replaced > 0 { result.text = Self.text(of: result) }
+        result.findings = .object([("recognize", .object([("level", "accurate"), ("readings", JSON(readings.count + 1)),
+                                                          ("lines", JSON(result.lines.count)),
+                                                          ("lines_replaced", JSON(replaced))]))])
+    }
+
+    /// The primary languages' engine with the other binarization (Sauvola for spaced scripts, Otsu for Chinese).
+    private func otherBinarizationEngine() throws(PageFailure) -> TesseractEngine {
+        if let otherBinarization { return otherBinarization }
+        var variables = configuration.variables
+        variables["thresholding_method"] = plan.isUnspaced ? "0" : "2"
+        do {
+            let made = try TesseractEngine(EngineConfiguration(languages: configuration.languages, dataPath: configuration.dataPath,
+                                                               variables: variables))
+            otherBinarization = made
+            return made
+        } catch {
+            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
+        }
+    }
+
+    /// No spaces between unspaced characters, and (with language correction) full-width punctuation restored
+    /// in Chinese context.
+    static func normalizedUnspacedText(_ result: PageResult, punctuation: Bool = true) -> PageResult {
         var result = result
+        guard punctuation else { result.text = text(of: result); return result }
         result.updateLines { line in
             for (index, text) in CJKPunctuation.normalize(line.words.map(\.text)).enumerated() {
                 line.words[index].text = text

@@ -123,6 +123,14 @@ extension Store {
         return bytes.flatMap { try? JSON.parse($0) }
     }
 
+    /// The renderings stored with a page's result, by name (pdf, hocr, alto, page, json).
+    public func artifacts(of page: PageID) throws -> [String: [UInt8]] {
+        let rows = try connection.cached("SELECT name, data FROM artifacts WHERE page_id = ?").rows([.integer(page.rawValue)]) {
+            ($0.text(0), $0.blob(1))
+        }
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+    }
+
     /// How many result rows exist for each page that has one (every count must be 1).
     public func resultCounts() throws -> (pages: Int, rows: Int) {
         try connection.cached("SELECT count(DISTINCT page_id), count(*) FROM results").first { ($0.int(0), $0.int(1)) } ?? (0, 0)

@@ -52,6 +52,13 @@ extension Store {
             .first([.text(hash)]) { DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)) }
     }
 
+    /// How a document's pages are to be read, as submitted.
+    public func options(of document: DocumentID) throws -> PageOptions? {
+        try connection.cached("SELECT options FROM documents WHERE id = ?").first([.integer(document.rawValue)]) {
+            PageOptions(json: try? JSON.parse($0.text(0)))
+        }
+    }
+
     /// Adds documents and their pages in one transaction; returns their ids in order.
     @discardableResult
     public func add(_ documents: [NewDocument], now: Double = Clock.now) throws -> [DocumentID] {

@@ -189,7 +189,7 @@ public final class Worker {
         // Jobs that were waiting for a slot belong to the old connection: the coordinator takes them back.
         tracker.dropQueued()
         let held = tracker.held()
-        send(.hello(Hello(worker: configuration.id, host: HostInfo.hostname, pid: HostInfo.pid, version: "0.1.0",
+        send(.hello(Hello(worker: configuration.id, host: HostInfo.hostname, pid: HostInfo.pid, version: FarmVersion.string,
                           slots: configuration.slots, languages: configuration.languages,
                           engine: configuration.engine.rawValue, held: held)))
         outstandingCredit = 0
@@ -398,14 +398,17 @@ struct Slot {
                 let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
                 // The encoded page is needed only until it is decoded; the processor holds the last reference.
                 job.bytes = []
-                let page = try processor.process(source, options: job.options, sourceName: job.source,
-                                                 pageNumber: Int(job.attempt.page.rawValue))
+                // The renderings the store keeps (none for the null engine: nothing was read).
+                let outputs = processor.engine == .none ? [] : job.options.outputs
+                let page = try processor.process(source, options: job.options, renderings: PageArtifacts.renderings(for: outputs),
+                                                 sourceName: job.source, pageNumber: Int(job.attempt.page.rawValue))
                 let result = page.result
                 message = .result(ResultMessage(
                     attempt: job.attempt, engine: processor.engineName, meanConfidence: result.meanConfidence,
                     width: result.width, height: result.height, timings: result.timings,
                     text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
-                    artifacts: page.renderings.map { ($0.key.rawValue, $0.value) }.sorted { $0.0 < $1.0 }))
+                    artifacts: PageArtifacts.render(page, outputs: outputs, source: job.source, pageNumber: job.index + 1,
+                                                    languages: job.options.languages, created: Clock.now)))
             } catch {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))
             }

@@ -7,7 +7,8 @@ struct OCRCommand: Command {
     static let abstract = "OCR image files here and now, without a store (like `tesseract IMG stdout`, but faster)."
     static let arguments = "IMAGE..."
     static let options: [OptionSpec] = [
-        OptionSpec("--lang", value: "LANGS", "Languages in priority order, joined by '+' (default: eng)."),
+        OptionSpec("--lang", value: "LANGS",
+                   "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
         OptionSpec("--format", value: "FORMAT", "Output: text, json, hocr, alto, page (PAGE XML) or pdf (default: text)."),
         OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
@@ -102,6 +103,13 @@ extension OutputFormat {
 enum EngineCheck {
     static func languages(_ languages: [String]) throws {
         let installed = TesseractInfo.installedLanguages
+        if languages.contains(PageOptions.automaticLanguage) {
+            guard languages.count == 1 else {
+                throw UsageError(message: "--lang auto chooses the languages itself: give it alone, not with \(languages.filter { $0 != PageOptions.automaticLanguage }.joined(separator: "+"))")
+            }
+            guard !installed.isEmpty else { throw CommandFailure(.unavailable, "--lang auto: no language data is installed") }
+            return
+        }
         let missing = languages.filter { !installed.contains($0) }
         guard missing.isEmpty else {
             throw CommandFailure(.unavailable, "language data not installed: \(missing.joined(separator: ", ")) "

@@ -83,7 +83,9 @@ final class OutputWriter {
         case .hocr, .alto, .page:
             guard case .success(let page) = report.outcome else { return }
             pagesWritten += 1
-            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten, languages: languages)
+            // With --lang auto each page says which language it was found to be in.
+            let pageLanguages = languages == [PageOptions.automaticLanguage] ? [page.result.language ?? "eng"] : languages
+            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten, languages: pageLanguages)
             switch format {
             case .hocr: emit(HOCR.page(exported))
             case .alto:

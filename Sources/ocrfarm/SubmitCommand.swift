@@ -15,9 +15,12 @@ enum SubmitOptionSpecs {
     static let all: [OptionSpec] = [
         OptionSpec("--document", value: "NAME", "Put all the files into one document with this name (pages in order)."),
         OptionSpec("--priority", value: "N", "Higher priorities are read first (default: 0)."),
-        OptionSpec("--lang", value: "LANGS", "Languages in priority order, joined by '+' (default: eng)."),
+        OptionSpec("--lang", value: "LANGS",
+                   "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
         OptionSpec("--force", "Submit files again even if the same content was submitted before."),
+        OptionSpec("--outputs", value: "LIST",
+                   "Renderings stored with each page: pdf, hocr, alto, page, json (comma-separated), or none. Default: all."),
     ] + CorrectionOptions.specs
 
     static func parse(_ arguments: ParsedArguments) throws(UsageError) -> SubmitOptions {
@@ -26,11 +29,17 @@ enum SubmitOptionSpecs {
             throw UsageError(message: "--lang takes languages joined by '+', e.g. chi_sim+eng")
         }
         let timeout = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
+        var pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages, timeoutMilliseconds: timeout))
+        if let list = arguments.string("--outputs") {
+            let names = list == "none" ? [] : list.split(separator: ",").map { String($0).trimmed }
+            for name in names where !PageOptions.storableOutputs.contains(name) {
+                throw UsageError(message: "--outputs takes \(PageOptions.storableOutputs.joined(separator: ", ")) or none, not '\(name)'")
+            }
+            pageOptions.outputs = PageOptions.storableOutputs.filter(names.contains)
+        }
         return SubmitOptions(documentName: arguments.string("--document"),
                              priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,
-                             pageOptions: try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
-                                                                                                timeoutMilliseconds: timeout)),
-                             force: arguments.flag("--force"))
+                             pageOptions: pageOptions, force: arguments.flag("--force"))
     }
 }
 
@@ -157,6 +166,10 @@ enum CorrectionOptions {
         OptionSpec("--words", value: "FILE", "Custom words, one per line (names, terms, codes): near misses are read as them."),
         OptionSpec("--min-text-height", value: "F",
                    "Ignore text smaller than this fraction of the page height, e.g. 0.02 (faster; footnotes drop)."),
+        OptionSpec("--level", value: "LEVEL",
+                   "fast (one reading) or accurate (three readings, the surest line kept; fewer errors, under half the speed). Default: fast."),
+        OptionSpec("--no-language-correction",
+                   "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
 
     static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
@@ -180,6 +193,9 @@ enum CorrectionOptions {
             options.words = words
         }
         options.minTextHeight = try arguments.double("--min-text-height", range: 0.0001...0.5)
+        options.level = try arguments.choice("--level", RecognitionLevel.allCases.map(\.rawValue))
+            .flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
+        options.languageCorrection = !arguments.flag("--no-language-correction")
         return options
     }
 }

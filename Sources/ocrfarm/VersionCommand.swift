@@ -14,7 +14,7 @@ struct VersionCommand: Command {
         OptionSpec("--verbose", "Also show languages, data path and the OpenMP thread limit in force."),
     ]
 
-    static let ocrfarmVersion = "0.1.0"
+    static let ocrfarmVersion = FarmVersion.string
 
     let verbose: Bool
 

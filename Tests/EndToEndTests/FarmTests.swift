@@ -68,7 +68,21 @@ struct FarmTests {
             #expect(structure["language"]?.stringValue == "eng")
             let keywords = structure["keywords"]?.arrayValue?.compactMap { $0.stringValue } ?? []
             #expect(keywords.contains("quick") && !keywords.contains("the"), "\(keywords)")
+            // Every rendering is stored with the result, each a whole one-page document.
+            let artifacts = try store.artifacts(of: page.id)
+            #expect(Set(artifacts.keys) == ["pdf", "hocr", "alto", "page", "json"])
+            #expect(artifacts["pdf"]?.starts(with: Array("%PDF-".utf8)) == true)
+            for (name, root) in [("hocr", "</html>"), ("alto", "</alto>"), ("page", "</PcGts>")] {
+                #expect(String(decoding: artifacts[name] ?? [], as: UTF8.self).contains(root), "\(name)")
+            }
+            let json = try JSON.parse(String(decoding: artifacts["json"] ?? [], as: UTF8.self))
+            #expect(json["text"]?.stringValue == text && json["words"]?.arrayValue?.isEmpty == false)
         }
+        // The stored PDF page is searchable: pdftotext gives its text back.
+        let first = try #require(try store.pages().first)
+        let pdf = farm.folder.write("stored.pdf", try store.artifacts(of: first.id)["pdf"] ?? [])
+        let extracted = try Run.process("/usr/bin/pdftotext", [pdf, "-"]).text
+        #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: extracted) < 0.03)
         farm.stopAll()
     }
 

@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmStore
 import TestSupport
 import Foundation
 #if canImport(FoundationXML)
@@ -322,5 +323,83 @@ struct RecognitionOptionTests {
         let heading = try read(["--min-text-height", "0.013"])
         #expect(heading.lines.count < 5)
         #expect(heading.recognize < all.recognize / 2, "recognize \(heading.recognize) ms against \(all.recognize) ms")
+    }
+}
+
+@Suite("recognition options: languages, level, language correction (end to end)")
+struct RecognitionLevelAndLanguageTests {
+    let folder = TemporaryDirectory("e2e-levels")
+
+    func page(_ path: String, _ extra: [String]) throws -> JSON {
+        let run = try Run.ocrfarm(["ocr", path, "--format", "json", "--jobs", "1"] + extra)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try JSON.parse(run.text)["pages"]?[0] ?? .null
+    }
+
+    @Test("--lang auto reads a mixed Chinese and English page with chi_sim+eng and an English page with eng")
+    func automaticLanguage() throws {
+        let cjk = Fixtures.packageRoot + "/Samples/pages/cjk-000.png"
+        let auto = try page(cjk, ["--lang", "auto"])
+        #expect(auto["stages"]?["language"]?["chosen"]?.stringValue == "chi_sim+eng", "\(auto["stages"]?["language"] ?? .null)")
+        #expect(auto["language"]?.stringValue == "chi_sim")
+        let explicit = try page(cjk, ["--lang", "chi_sim+eng"])
+        #expect(auto["text"]?.stringValue == explicit["text"]?.stringValue, "auto reads the page as chi_sim+eng does")
+        #expect((auto["text"]?.stringValue ?? "").contains("论语"))
+
+        let english = try page(Fixtures.packageRoot + "/Samples/pages/clean-000.png", ["--lang", "auto"])
+        #expect(english["stages"]?["language"]?["chosen"]?.stringValue == "eng")
+        #expect(english["language"]?.stringValue == "eng")
+
+        let mixed = try Run.ocrfarm(["ocr", cjk, "--lang", "auto+eng"])
+        #expect(mixed.status == 64 && mixed.stderr.contains("auto"))
+    }
+
+    @Test("--no-language-correction: custom words and Chinese punctuation are not applied; the engine reads without word lists")
+    func noLanguageCorrection() throws {
+        let words = folder.write("words.txt", text: "CC0\n")
+        let cc0 = Fixtures.path("words/cc0.png")
+        let corrected = try Run.ocrfarm(["ocr", cc0, "--words", words]).text
+        let raw = try Run.ocrfarm(["ocr", cc0, "--words", words, "--no-language-correction"]).text
+        #expect(corrected.contains("CC0") && !corrected.contains("CCO"))
+        #expect(raw.contains("CCO") && !raw.contains("CC0"), "custom words are language correction: \(raw.prefix(200))")
+
+        let cjk = Fixtures.packageRoot + "/Samples/pages/cjk-000.png"
+        let marks: Set<Character> = ["，", "：", "；", "！", "？", "（", "）"]
+        func fullWidth(_ text: String) -> Int { text.filter { marks.contains($0) }.count }
+        let chinese = try Run.ocrfarm(["ocr", cjk, "--lang", "chi_sim+eng"]).text
+        let asRead = try Run.ocrfarm(["ocr", cjk, "--lang", "chi_sim+eng", "--no-language-correction"]).text
+        #expect(fullWidth(chinese) > fullWidth(asRead) + 5, "\(fullWidth(chinese)) against \(fullWidth(asRead))")
+    }
+}
+
+@Suite("ocrfarm submit --outputs (end to end)")
+struct StoredOutputsOptionTests {
+    @Test("--outputs names storable renderings or none; anything else is a usage error naming it")
+    func usage() throws {
+        let folder = TemporaryDirectory("e2e-outputs")
+        let page = Fixtures.path("tesseract-testdata/phototest.tif")
+        let bad = try Run.ocrfarm(["submit", "--store", folder.file("s.db"), "--outputs", "pdf,docx", page])
+        #expect(bad.status == 64 && bad.stderr.contains("docx"))
+        let none = try Run.ocrfarm(["submit", "--store", folder.file("s.db"), "--outputs", "none", page])
+        #expect(none.status == 0, "\(none.stderr)")
+        let store = try Store(path: folder.file("s.db"), readOnly: true)
+        let document = try #require(try store.pages().first).document
+        #expect(try store.options(of: document)?.outputs == [])
+    }
+}
+
+extension RecognitionLevelAndLanguageTests {
+    @Test("--level accurate: three readings, the surest line kept: fewer errors than fast on a Chinese page")
+    func accurateLevel() throws {
+        let cjk = Fixtures.path("levels/cjk-001.png")
+        let truth = try String(contentsOfFile: Fixtures.path("levels/cjk-001.gt.txt"), encoding: .utf8)
+        let fast = try page(cjk, ["--lang", "chi_sim+eng"])
+        let accurate = try page(cjk, ["--lang", "chi_sim+eng", "--level", "accurate"])
+        let fastError = TextMetrics.characterErrorRate(reference: truth, hypothesis: fast["text"]?.stringValue ?? "")
+        let accurateError = TextMetrics.characterErrorRate(reference: truth, hypothesis: accurate["text"]?.stringValue ?? "")
+        #expect(accurateError < fastError, "accurate \(accurateError) against fast \(fastError)")
+        let readings = accurate["stages"]?["recognize"]
+        #expect(readings?["readings"]?.intValue == 3 && (readings?["lines_replaced"]?.intValue ?? 0) > 0, "\(readings ?? .null)")
+        #expect(fast["stages"]?["recognize"] == nil)
     }
 }

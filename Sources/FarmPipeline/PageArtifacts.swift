@@ -1,0 +1,35 @@
+import FarmCore
+import FarmExport
+
+/// The renderings a worker sends with a page's result for the store to keep (`PageOptions.outputs`), each a
+/// complete one-page document made from the same result model as `ocrfarm ocr --format …` makes it.
+public enum PageArtifacts {
+    /// The renderings `outputs` asks for that need the engine (the PDF page carries the page image).
+    public static func renderings(for outputs: [String]) -> Set<OutputFormat> { outputs.contains("pdf") ? [.pdf] : [] }
+
+    /// Name and bytes of each rendering, in the order of `outputs`.
+    public static func render(_ page: RecognizedPage, outputs: [String], source: String, pageNumber: Int,
+                              languages: [String], created: Double) -> [(String, [UInt8])]
+    {
+        let software = "ocrfarm \(FarmVersion.string) (tesseract \(TesseractInfo.version))"
+        // With --lang auto a page is described in the language it was found to be in.
+        let described = languages == [PageOptions.automaticLanguage] ? [page.result.language ?? "eng"] : languages
+        let exported = ExportPage(result: page.result, imageName: source, number: 1, languages: described)
+        return outputs.compactMap { output -> (String, [UInt8])? in
+            let text: String
+            switch output {
+            case "pdf": return page.renderings[.pdf].map { ("pdf", $0) }
+            case "hocr": text = HOCR.header(system: software) + HOCR.page(exported) + HOCR.footer
+            case "alto":
+                text = ALTO.header(imageName: source, software: "ocrfarm", version: software) + ALTO.page(exported) + ALTO.footer
+            case "page": text = PAGEXML.document(exported, creator: software, created: created)
+            case "json":
+                var fields: [(String, JSON)] = [("source", JSON(source)), ("page", JSON(pageNumber))]
+                if case .object(let resultFields) = page.result.json { fields += resultFields }
+                text = JSON.object(fields).rendered
+            default: return nil
+            }
+            return (output, Array(text.utf8))
+        }
+    }
+}
