@@ -403,3 +403,17 @@ extension RecognitionLevelAndLanguageTests {
         #expect(fast["stages"]?["recognize"] == nil)
     }
 }
+
+extension RecognitionLevelAndLanguageTests {
+    @Test("--timeout: a page that takes longer fails with the code timeout, named in the output; without it the page is read")
+    func timeLimit() throws {
+        let image = Fixtures.packageRoot + "/Samples/pages/clean-000.png"
+        let run = try Run.ocrfarm(["ocr", image, "--format", "json", "--timeout", "0.05"])
+        #expect(run.status == 66, "\(run.stderr)")
+        let error = try JSON.parse(run.text)["pages"]?[0]?["error"]
+        #expect(error?["code"]?.stringValue == "timeout" && error?["stage"]?.stringValue == "recognize", "\(error ?? .null)")
+        #expect(run.stderr.contains("clean-000.png") && run.stderr.contains("timeout"), "\(run.stderr)")
+        let read = try page(image, ["--timeout", "120"])
+        #expect((read["text"]?.stringValue ?? "").contains("Permission"))
+    }
+}
