@@ -115,6 +115,7 @@ extension Store {
             .text(output.text), .real(output.meanConfidence), .integer(Int64(output.width)), .integer(Int64(output.height)),
             .blob(output.structure), .text(output.timings), .real(now),
         ])
+        try indexForSearch(attempt.page, text: output.text)
         if !output.artifacts.isEmpty {
             let insert = try connection.cached("INSERT OR REPLACE INTO artifacts (page_id, name, data) VALUES (?, ?, ?)")
             for (name, data) in output.artifacts {

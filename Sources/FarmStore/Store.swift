@@ -49,6 +49,7 @@ public final class Store {
             guard mode == "wal" else { throw StoreError("store \(path): cannot use write-ahead logging (got \(mode))") }
             try connection.execute("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000")
             try Migrator(Schema.migrations).migrate(connection)
+            try backfillSearchIndex()
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as MigrationError {

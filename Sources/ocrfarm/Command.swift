@@ -50,6 +50,8 @@ enum Commands {
         CoordinatorCommand.self,
         WorkerCommand.self,
         StatusCommand.self,
+        SearchCommand.self,
+        KeywordsCommand.self,
         OCRCommand.self,
         InspectCommand.self,
         VersionCommand.self,

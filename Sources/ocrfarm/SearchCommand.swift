@@ -1,0 +1,131 @@
+import FarmCore
+import FarmStore
+
+/// `ocrfarm search`: pages whose text matches a query, from the store's full-text index.
+struct SearchCommand: Command {
+    static let name = "search"
+    static let abstract = "Find the pages whose text matches a query: words, \"phrases\", prefix*, AND, OR, NOT."
+    static let arguments = "QUERY"
+    static let options: [OptionSpec] = [
+        StoreOption.spec,
+        ReportDocuments.spec,
+        OptionSpec("--limit", value: "N", "Show at most N pages (default: 20)."),
+        OptionSpec("--json", "Print JSON with stable keys instead of text."),
+    ]
+    static let discussion = """
+    A query is words (a page must have all of them), "a phrase", prefix* (digit* finds digit, digits, digital),
+    and the operators AND, OR and NOT in capitals, with parentheses: NOT binds tightest, then AND, then OR, so
+    'a b OR c' is '(a AND b) OR c' and 'a NOT b' is a page with a but without b. Case and accents are ignored
+    (resume finds résumé). Chinese and Japanese are found by any run of characters (君子, 论语), whatever the word
+    boundaries. Other punctuation is not searched for: foo-bar is the phrase "foo bar". Give the query as one
+    argument, with the shell's quotes around it; several arguments are joined with spaces.
+
+    Hits show the document, the page number, the source file (when it is not the document itself; #N for a later
+    page of a multi-page file) and the text
+    around the matches, marked [like this] (bold on a terminal). Up to 20,000 matching pages are ranked by
+    relevance (bm25); when more pages match, ranking them all would take seconds at a million pages, so the first
+    pages in submission order are shown instead and the output says so.
+
+    JSON keys: query, total (pages that match), order ("relevance" or "page"), hits[{document, document_id, page,
+    page_id, source, source_page (page within the file, from 1), snippet (matches in [ ]), rank (bm25 score, lower
+    is better; null in page order)}].
+
+    Examples:
+      ocrfarm search 'invoice 2023'
+      ocrfarm search '"net amount" AND (EUR OR USD) NOT draft' --document ledger.pdf --limit 5
+      ocrfarm search 'digit*' --json
+      ocrfarm search 君子
+
+    Exit status: 0 pages found; 1 no page matches (like grep); 64 a malformed query (what is wrong is said);
+    66 no store, or no document of that name.
+    """
+
+    let storePath: String
+    let query: SearchQuery
+    let documentNames: [String]
+    let limit: Int
+    let json: Bool
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "no query given") }
+        let text = arguments.positionals.joined(separator: " ")
+        do {
+            query = try SearchQuery(text)
+        } catch {
+            throw UsageError(message: "bad query '\(text)': \(error.reason)")
+        }
+        storePath = StoreOption.path(arguments)
+        documentNames = arguments.strings("--document")
+        limit = try arguments.int("--limit", range: 1...10_000) ?? 20
+        json = arguments.flag("--json")
+    }
+
+    func run() throws -> ExitStatus {
+        var store = try ReportDocuments.open(storePath)
+        if try !store.hasSearchIndex {
+            // A store from before the search index: opening it for writing adds the index and fills it, once.
+            do {
+                store = try Store(path: storePath)
+            } catch let error as StoreError {
+                throw CommandFailure(.ioError, "\(storePath) has no search index yet and cannot be given one: \(error.message)")
+            }
+        }
+        let documents = try ReportDocuments.selected(documentNames, in: store)
+        let results = try store.search(query, documents: documents.map { $0.map(\.id) }, limit: limit)
+        if json {
+            Console.out(JSON.object([
+                ("query", JSON(query.text)),
+                ("total", JSON(results.total)),
+                ("order", JSON(results.order.rawValue)),
+                ("hits", .array(results.hits.map { hit in
+                    .object([
+                        ("document", JSON(hit.documentName)), ("document_id", JSON(Int(hit.document.rawValue))),
+                        ("page", JSON(hit.number)), ("page_id", JSON(Int(hit.page.rawValue))),
+                        ("source", JSON(hit.source.description)), ("source_page", JSON(hit.sourceIndex + 1)),
+                        ("snippet", JSON(Self.marked(hit.snippet, open: "[", close: "]"))),
+                        ("rank", hit.score.map { JSON($0) } ?? .null),
+                    ])
+                })),
+            ]).pretty + "\n")
+            return results.total == 0 ? .failure : .success
+        }
+        guard results.total > 0 else {
+            Console.out("no pages match \(query.text)\n")
+            return .failure
+        }
+        let bold = Console.outputIsTerminal
+        let shown = results.hits.count
+        var text: String
+        switch results.order {
+        case .relevance:
+            text = "\(results.total) page\(results.total == 1 ? "" : "s") match\(results.total == 1 ? "es" : "")"
+            text += shown < results.total ? "; the best \(shown):\n" : ", best first:\n"
+        case .page:
+            text = "ranked by page order: the words are in \(results.total) pages (more than "
+            text += "\(Store.rankedSearchLimit) are not ranked); the first \(shown):\n"
+        }
+        for hit in results.hits {
+            // The source file when it is not the document itself (a folder's page), #N for a later page of a file.
+            let path = hit.source.description
+            let source = path == hit.documentName && hit.sourceIndex == 0 ? ""
+                : "  (" + path + (hit.sourceIndex > 0 ? "#\(hit.sourceIndex + 1)" : "") + ")"
+            text += "\(hit.documentName)  page \(hit.number)\(source)\n"
+            text += "    " + Self.marked(hit.snippet, open: bold ? "\u{1B}[1m" : "[", close: bold ? "\u{1B}[0m" : "]") + "\n"
+        }
+        Console.out(text)
+        return .success
+    }
+
+    /// The snippet with its match marks replaced.
+    static func marked(_ snippet: String, open: String, close: String) -> String {
+        var text = ""
+        for character in snippet {
+            switch character {
+            case SearchHit.markStart: text += open
+            case SearchHit.markEnd: text += close
+            default: text.append(character)
+            }
+        }
+        return text
+    }
+}
