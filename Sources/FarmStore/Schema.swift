@@ -102,8 +102,7 @@ enum Schema {
         // Swift code when the store is next opened for writing (`Store.backfillSearchIndex`), and the marker row
         // says that is still to do. Also indexes for `status` (results_finished exists since version 1).
         Migration(version: 2, name: "search", sql: """
-            CREATE VIRTUAL TABLE page_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
-            CREATE VIRTUAL TABLE page_search_vocab USING fts5vocab(page_search, 'row');
+            CREATE VIRTUAL TABLE page_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
             INSERT INTO coordinator (key, value) SELECT 'search_backfill', '0' WHERE EXISTS (SELECT 1 FROM results);
             CREATE INDEX IF NOT EXISTS results_finished ON results(finished_at);
             CREATE INDEX pages_document_state ON pages(document_id, state);

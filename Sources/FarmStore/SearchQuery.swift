@@ -48,6 +48,43 @@ public struct SearchQuery: Equatable, Sendable {
     /// The words and phrases of the query, as typed.
     public var terms: [String] { Self.terms(of: expression) }
 
+    /// True when the query is one word that the index holds as one token (no phrase, no operator): counting its
+    /// pages is one scan of its page list, cheap at any size.
+    public var isSingleToken: Bool {
+        if case .text(let text, _, let prefix) = expression { return !prefix && Self.indexTokens(of: text).count == 1 }
+        return false
+    }
+
+    /// The tokens FTS5 makes of `text` (approximately: without case folding): runs of letters, digits and private-use
+    /// characters, each Han or kana character on its own.
+    public static func indexTokens(of text: String) -> [String] {
+        var tokens: [String] = []
+        var current = ""
+        for scalar in text.unicodeScalars {
+            if SearchText.isSingleCharacterToken(scalar) {
+                if !current.isEmpty { tokens.append(current) }
+                tokens.append(String(scalar))
+                current = ""
+            } else if isTokenCharacter(scalar) || (!current.isEmpty && SearchText.isMark(scalar)) {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                tokens.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { tokens.append(current) }
+        return tokens
+    }
+
+    /// `unicode61`'s token characters: letters, digits, private use (categories L*, N*, Co).
+    static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .privateUse: true
+        default: false
+        }
+    }
+
     // MARK: Rendering
 
     static func render(_ expression: Expression) -> String {
@@ -119,7 +156,7 @@ public struct SearchQuery: Equatable, Sendable {
                     index += 1
                 }
                 guard phrase.contains(where: { !$0.isWhitespace }) else { throw SearchQueryError("empty phrase \"\"") }
-                try requireSearchable(phrase, shown: "\"\(phrase)\"")
+                try requireSearchable(phrase, shown: "\"\(phrase)\"", prefix: prefix)
                 tokens.append(.phrase(phrase, prefix: prefix))
             } else {
                 let start = index
@@ -142,7 +179,7 @@ public struct SearchQuery: Equatable, Sendable {
                         throw SearchQueryError("'\(word)\(prefix ? "*" : "")': * marks a prefix and goes only at the end "
                                                + "of a word (digit*)")
                     }
-                    try requireSearchable(word, shown: "'\(word)'")
+                    try requireSearchable(word, shown: "'\(word)'", prefix: prefix)
                     tokens.append(.word(word, prefix: prefix))
                 }
             }
@@ -152,16 +189,15 @@ public struct SearchQuery: Equatable, Sendable {
 
     /// FTS5 indexes letters, digits and private-use characters (`unicode61`'s token categories L*, N*, Co);
     /// a term made only of other characters would silently match nothing.
-    static func requireSearchable(_ term: String, shown: String) throws(SearchQueryError) {
-        let searchable = term.unicodeScalars.contains { scalar in
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                 .decimalNumber, .letterNumber, .otherNumber, .privateUse: true
-            default: false
-            }
-        }
-        guard searchable else {
+    static func requireSearchable(_ term: String, shown: String, prefix: Bool) throws(SearchQueryError) {
+        let tokens = indexTokens(of: term)
+        guard let last = tokens.last else {
             throw SearchQueryError("\(shown) has no letters or digits to search for (punctuation is not indexed)")
+        }
+        // FTS5 gathers every word that starts with a prefix before it returns anything; the index keeps lists for
+        // prefixes of 2 and 3 characters, and one-letter prefixes (most words of most pages) are refused.
+        if prefix, last.count < 2, !last.unicodeScalars.contains(where: SearchText.isSingleCharacterToken) {
+            throw SearchQueryError("\(last)* is too short a prefix: give at least 2 letters or digits before *")
         }
     }
 

@@ -24,9 +24,10 @@ struct SearchCommand: Command {
     page of a multi-page file) and the text
     around the matches, marked [like this] (bold on a terminal). Up to 20,000 matching pages are ranked by
     relevance (bm25); when more pages match, ranking them all would take seconds at a million pages, so the first
-    pages in submission order are shown instead and the output says so.
+    pages in submission order are shown instead and the output says so. A prefix needs at least 2 letters.
 
-    JSON keys: query, total (pages that match), order ("relevance" or "page"), hits[{document, document_id, page,
+    JSON keys: query, total (pages that match; null when more than 20,000 match a query of several words, which
+    are not counted), order ("relevance" or "page"), hits[{document, document_id, page,
     page_id, source, source_page (page within the file, from 1), snippet (matches in [ ]), rank (bm25 score, lower
     is better; null in page order)}].
 
@@ -87,22 +88,25 @@ struct SearchCommand: Command {
                     ])
                 })),
             ]).pretty + "\n")
-            return results.total == 0 ? .failure : .success
+            return results.hits.isEmpty ? .failure : .success
         }
-        guard results.total > 0 else {
+        guard !results.hits.isEmpty else {
             Console.out("no pages match \(query.text)\n")
             return .failure
         }
         let bold = Console.outputIsTerminal
         let shown = results.hits.count
         var text: String
-        switch results.order {
-        case .relevance:
-            text = "\(results.total) page\(results.total == 1 ? "" : "s") match\(results.total == 1 ? "es" : "")"
-            text += shown < results.total ? "; the best \(shown):\n" : ", best first:\n"
-        case .page:
-            text = "ranked by page order: the words are in \(results.total) pages (more than "
-            text += "\(Store.rankedSearchLimit) are not ranked); the first \(shown):\n"
+        switch (results.order, results.total) {
+        case (.relevance, let total?):
+            text = "\(total) page\(total == 1 ? "" : "s") match\(total == 1 ? "es" : "")"
+            text += shown < total ? "; the best \(shown):\n" : ", best first:\n"
+        case (.page, let total?):
+            text = "ranked by page order: the word is in \(total) pages (more than \(Store.rankedSearchLimit) are not "
+            text += "ranked); the first \(shown):\n"
+        case (_, nil):
+            text = "ranked by page order: the words are in more than \(Store.rankedSearchLimit) pages (too many to rank); "
+            text += "the first \(shown):\n"
         }
         for hit in results.hits {
             // The source file when it is not the document itself (a folder's page), #N for a later page of a file.
