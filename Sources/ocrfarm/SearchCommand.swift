@@ -13,23 +13,23 @@ struct SearchCommand: Command {
         OptionSpec("--json", "Print JSON with stable keys instead of text."),
     ]
     static let discussion = """
-    A query is words (a page must have all of them), "a phrase", prefix* (digit* finds digit, digits, digital),
-    and the operators AND, OR and NOT in capitals, with parentheses: NOT binds tightest, then AND, then OR, so
-    'a b OR c' is '(a AND b) OR c' and 'a NOT b' is a page with a but without b. Case and accents are ignored
-    (resume finds résumé). Chinese and Japanese are found by any run of characters (君子, 论语), whatever the word
-    boundaries. Other punctuation is not searched for: foo-bar is the phrase "foo bar". Give the query as one
-    argument, with the shell's quotes around it; several arguments are joined with spaces.
+    A query is words (a page must have all of them), "a phrase", prefix* (digit* finds digit, digits, digital; at
+    least 2 letters before the *), and the operators AND, OR and NOT in capitals, with parentheses: NOT binds
+    tightest, then AND, then OR, so 'a b OR c' is '(a AND b) OR c' and 'a NOT b' is a page with a but without b.
+    Case and accents are ignored (resume finds résumé). Chinese and Japanese are found by any run of characters
+    (君子, 论语), whatever the word boundaries. Other punctuation is not searched for: foo-bar is the phrase
+    "foo bar". Give the query as one argument in the shell's quotes (several arguments are joined with spaces);
+    a query that starts with - goes after --.
 
     Hits show the document, the page number, the source file (when it is not the document itself; #N for a later
-    page of a multi-page file) and the text
-    around the matches, marked [like this] (bold on a terminal). Up to 20,000 matching pages are ranked by
-    relevance (bm25); when more pages match, ranking them all would take seconds at a million pages, so the first
-    pages in submission order are shown instead and the output says so. A prefix needs at least 2 letters.
+    page of a multi-page file) and the text around the matches, marked [like this] (bold on a terminal). Up to
+    20,000 matching pages are ranked by relevance (bm25); when more match, ranking them all would take seconds at
+    a million pages, so the first pages in submission order are shown instead, and the output says so.
 
-    JSON keys: query, total (pages that match; null when more than 20,000 match a query of several words, which
-    are not counted), order ("relevance" or "page"), hits[{document, document_id, page,
-    page_id, source, source_page (page within the file, from 1), snippet (matches in [ ]), rank (bm25 score, lower
-    is better; null in page order)}].
+    JSON keys: query, total (pages that match; null when more than 20,000 match a query of more than one word:
+    those are not counted), order ("relevance" or "page"), hits[{document, document_id, page, page_id, source,
+    source_page (page within the file, from 1), snippet (matches in [ ]), rank (bm25 score, lower is better;
+    null in page order)}].
 
     Examples:
       ocrfarm search 'invoice 2023'
