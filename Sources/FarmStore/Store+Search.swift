@@ -56,46 +56,61 @@ extension Store {
                        rankedLimit: Int = Store.rankedSearchLimit) throws -> SearchResults
     {
         try read {
-            // A document's pages are added in one transaction, so their ids are (in practice) one range: the range
-            // lets FTS5 skip the rest of the index, and the join keeps the filter exact whatever the ids are.
-            var filter = ""
-            var bounds: [SQLiteValue] = []
+            let match = SQLiteValue.text(query.match)
+            // Each document is searched on its own: its pages are added in one transaction, so their ids are (in
+            // practice) one range, which lets FTS5 skip the rest of the index; the join keeps the filter exact
+            // whatever the ids are. One range over several documents could span the whole store.
+            var scopes: [[SQLiteValue]] = []
             if let documents {
-                let ids = documents.map { String($0.rawValue) }.joined(separator: ",")
-                let range: (Int64, Int64)?? = documents.isEmpty ? nil : try connection.prepare(
-                    "SELECT min(id), max(id) FROM pages WHERE document_id IN (\(ids))"
-                ).first { row in row.isNull(0) ? nil : (row.int64(0), row.int64(1)) }
-                guard let range = range ?? nil else { return SearchResults(hits: [], total: 0, order: .relevance) }
-                filter = " AND s.rowid BETWEEN ? AND ? AND p.document_id IN (\(ids))"
-                bounds = [.integer(range.0), .integer(range.1)]
+                let range = try connection.cached("SELECT min(id), max(id) FROM pages WHERE document_id = ?")
+                for document in Set(documents).sorted() {
+                    let bounds = try range.first([.integer(document.rawValue)]) { row in
+                        row.isNull(0) ? nil : [SQLiteValue.integer(row.int64(0)), .integer(row.int64(1))]
+                    }
+                    if let bounds = bounds ?? nil { scopes.append([match] + bounds + [.integer(document.rawValue)]) }
+                }
+            } else {
+                scopes = [[match]]
             }
-            let match = query.match
-            // Whether to rank: count the matches up to the bound only, which is cheap whatever the query.
             let from = documents == nil ? "page_search s" : "page_search s JOIN pages p ON p.id = s.rowid"
-            let capped = try connection.prepare("""
-                SELECT count(*) FROM (SELECT 1 FROM \(from) WHERE page_search MATCH ?\(filter) LIMIT ?)
-                """).first([.text(match)] + bounds + [.integer(Int64(rankedLimit + 1))]) { $0.int(0) } ?? 0
+            let filter = documents == nil ? "" : " AND s.rowid BETWEEN ? AND ? AND p.document_id = ?"
+            // Whether to rank: count the matches up to the bound only, which is cheap whatever the query.
+            let count = try connection.cached("SELECT count(*) FROM (SELECT 1 FROM \(from) WHERE page_search MATCH ?\(filter) LIMIT ?)")
+            var capped = 0
+            for scope in scopes where capped <= rankedLimit {
+                capped += try count.first(scope + [.integer(Int64(rankedLimit + 1 - capped))]) { $0.int(0) } ?? 0
+            }
             guard capped > 0 else { return SearchResults(hits: [], total: 0, order: .relevance) }
             let order: SearchResults.Order = capped > rankedLimit ? .page : .relevance
             var total: Int? = capped
             if order == .page {
                 // Past the bound the exact count is one scan of a word's page list (0.06 s for a word on every one
                 // of a million pages); phrases and operators can cost several such scans, so they are not counted.
-                total = query.isSingleToken
-                    ? try connection.prepare("SELECT count(*) FROM \(from) WHERE page_search MATCH ?\(filter)")
-                        .first([.text(match)] + bounds) { $0.int(0) }
-                    : nil
+                total = nil
+                if query.isSingleToken {
+                    let exact = try connection.cached("SELECT count(*) FROM \(from) WHERE page_search MATCH ?\(filter)")
+                    total = try scopes.reduce(0) { try $0 + (exact.first($1) { $0.int(0) } ?? 0) }
+                }
             }
-            let hits = try connection.prepare("""
+            let hitsInScope = try connection.cached("""
                 SELECT s.rowid, snippet(page_search, 0, char(2), char(3), '…', 24), \(order == .relevance ? "s.rank" : "NULL"),
                        p.document_id, p.number, p.source_path, p.source_index, d.name
                 FROM page_search s JOIN pages p ON p.id = s.rowid JOIN documents d ON d.id = p.document_id
                 WHERE page_search MATCH ?\(filter)
                 ORDER BY \(order == .relevance ? "s.rank" : "s.rowid") LIMIT ?
-                """).rows([.text(match)] + bounds + [.integer(Int64(limit))]) { row in
-                SearchHit(page: PageID(row.int64(0)), document: DocumentID(row.int64(3)), documentName: row.text(7),
-                          number: row.int(4), source: RawPath(bytes: row.blob(5)), sourceIndex: row.int(6),
-                          snippet: Self.displayedSnippet(row.text(1)), score: row.optionalDouble(2))
+                """)
+            var hits: [SearchHit] = []
+            for scope in scopes {
+                hits += try hitsInScope.rows(scope + [.integer(Int64(limit))]) { row in
+                    SearchHit(page: PageID(row.int64(0)), document: DocumentID(row.int64(3)), documentName: row.text(7),
+                              number: row.int(4), source: RawPath(bytes: row.blob(5)), sourceIndex: row.int(6),
+                              snippet: Self.displayedSnippet(row.text(1)), score: row.optionalDouble(2))
+                }
+            }
+            // bm25 scores of one index compare across documents: the best of each document's best are the best.
+            if scopes.count > 1 {
+                hits.sort { order == .relevance ? ($0.score ?? 0, $0.page) < ($1.score ?? 0, $1.page) : $0.page < $1.page }
+                hits = Array(hits.prefix(limit))
             }
             return SearchResults(hits: hits, total: total, order: order)
         }

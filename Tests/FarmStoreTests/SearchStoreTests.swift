@@ -89,9 +89,9 @@ struct SearchStoreTests {
     @Test("--document filter and limit")
     func documentFilter() throws {
         let store = try Store(path: folder.file("farm.db"))
-        try addDone(store, name: "/scans/first.pdf", texts: ["invoice one", "invoice two", "letter"])
+        let first = try addDone(store, name: "/scans/first.pdf", texts: ["invoice one", "invoice two", "letter"])
         let second = try addDone(store, name: "/scans/second.pdf", texts: ["invoice three"])
-        try addDone(store, name: "/other/first.pdf", texts: ["invoice four"])
+        let other = try addDone(store, name: "/other/first.pdf", texts: ["invoice four invoice"])
         #expect(try search(store, "invoice").total == 4)
         let named = try store.documents(named: "/scans/second.pdf")
         #expect(named.map(\.name) == ["/scans/second.pdf"])
@@ -101,6 +101,13 @@ struct SearchStoreTests {
         #expect(firsts.map(\.name) == ["/scans/first.pdf", "/other/first.pdf"])
         #expect(try search(store, "invoice", documents: firsts.map(\.id)).total == 3)
         #expect(try search(store, "invoice", documents: firsts.map(\.id), limit: 2).hits.count == 2)
+        // Several documents are searched one by one and merged: by score, or past the bound by page.
+        let ranked = try search(store, "invoice", documents: firsts.map(\.id), limit: 2)
+        #expect(ranked.hits.first?.page == other[0], "invoice twice on the page ranks first")
+        let paged = try search(store, "invoice", documents: firsts.reversed().map(\.id), limit: 2, rankedLimit: 1)
+        #expect(paged.order == .page && paged.total == 3 && paged.hits.map(\.page) == [first[0], first[1]])
+        let pagedWords = try search(store, "invoice OR letter", documents: firsts.map(\.id), limit: 10, rankedLimit: 1)
+        #expect(pagedWords.total == nil && pagedWords.hits.map(\.page) == [first[0], first[1], first[2], other[0]])
         #expect(try store.documents(named: "irst.pdf").isEmpty)
         #expect(try store.documents(named: "%.pdf").isEmpty, "LIKE wildcards in a name are literal")
     }
