@@ -113,6 +113,8 @@ public final class Coordinator {
             try store.setSetting("started_at", String(now))
             try store.setSetting("endpoint", endpoint)
             try store.setSetting("pid", String(HostInfo.pid))
+            try store.recordLiveness(WorkerLiveness(heartbeatMilliseconds: configuration.heartbeatMilliseconds,
+                                                    liveness: configuration.liveness))
         }
         Log.info("coordinator started", ["endpoint": endpoint, "store": store.path, "recovered_leases": String(recovered)])
     }
@@ -552,7 +554,12 @@ public final class Coordinator {
             ("disk_full", JSON(counters.diskFull)), ("pending_writes", JSON(pending.count)),
             ("heartbeat_at", JSON(Clock.now)),
         ]
-        try? store.write { try store.setSetting("counters", JSON.object(fields).rendered) }
+        // Workers' last-seen times go with the counters, so reports can tell an idle worker from a silent one.
+        let heard = workers.values.map { ($0.id, $0.lastSeenWall) }
+        try? store.write {
+            try store.setSetting("counters", JSON.object(fields).rendered)
+            try store.workersHeard(heard)
+        }
     }
 
     private func publish() {

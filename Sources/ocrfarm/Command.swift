@@ -50,6 +50,7 @@ enum Commands {
         CoordinatorCommand.self,
         WorkerCommand.self,
         StatusCommand.self,
+        RequeueCommand.self,
         OCRCommand.self,
         InspectCommand.self,
         VersionCommand.self,
