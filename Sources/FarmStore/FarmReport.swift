@@ -129,10 +129,14 @@ public struct FarmReport: Sendable {
     /// When the coordinator last wrote its counters (every 2 s while it runs).
     public var coordinatorLastReport: Double? { coordinatorCounters?["heartbeat_at"]?.doubleValue }
 
-    /// The coordinator wrote its counters within the liveness window.
+    /// The coordinator wrote its counters within the liveness window, and not as its last words.
     public var coordinatorRunning: Bool {
-        guard let last = coordinatorLastReport else { return false }
-        return generatedAt - last <= liveness.silentAfterSeconds
+        Self.coordinatorRunning(counters: coordinatorCounters, now: generatedAt, liveness: liveness)
+    }
+
+    static func coordinatorRunning(counters: JSON?, now: Double, liveness: WorkerLiveness) -> Bool {
+        guard let last = counters?["heartbeat_at"]?.doubleValue, counters?["stopped_at"] == nil else { return false }
+        return now - last <= liveness.silentAfterSeconds
     }
 }
 

@@ -136,7 +136,8 @@ extension Store {
         throughput.last10MinutesCount = try count.first([.real(now - 600)]) { $0.int(0) } ?? 0
         throughput.lastHourCount = try count.first([.real(now - 3600)]) { $0.int(0) } ?? 0
         let done = try farmDone ?? connection.cached("SELECT count(*) FROM pages WHERE state = 'done'").first { $0.int(0) } ?? 0
-        let first = try connection.cached("SELECT min(submitted_at) FROM documents").first { $0.optionalDouble(0) } ?? nil
+        // The first document by id: min(submitted_at) would read every document (no index on the time).
+        let first = try connection.cached("SELECT submitted_at FROM documents ORDER BY id LIMIT 1").first { $0.double(0) }
         let last = try connection.cached("SELECT max(finished_at) FROM results").first { $0.optionalDouble(0) } ?? nil
         if let first, let last, last > first { throughput.overall = Double(done) / (last - first) }
         return throughput

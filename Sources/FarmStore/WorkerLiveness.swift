@@ -43,6 +43,12 @@ extension Store {
         return WorkerLiveness(heartbeatMilliseconds: max(1, heartbeat ?? 1000), liveness: max(1, liveness ?? 3))
     }
 
+    /// Whether a coordinator is running on this store: it wrote its counters within the liveness window.
+    public func coordinatorRunning(now: Double = Clock.now) throws -> Bool {
+        let counters = try setting("counters").flatMap { try? JSON.parse($0) }
+        return FarmReport.coordinatorRunning(counters: counters, now: now, liveness: try liveness())
+    }
+
     /// Records the coordinator's liveness settings for reports (call inside a write transaction).
     public func recordLiveness(_ liveness: WorkerLiveness) throws {
         try setSetting("heartbeat_ms", String(liveness.heartbeatMilliseconds))

@@ -141,7 +141,7 @@ struct RequeueCommand: Command {
             if dryRun {
                 out += "dry run: nothing was changed\n"
             } else {
-                out += try Self.coordinatorNote(reader, liveness: liveness)
+                out += try Self.coordinatorNote(reader)
             }
         }
         Console.out(out)
@@ -182,11 +182,9 @@ struct RequeueCommand: Command {
     }
 
     /// Whether a coordinator will see the pages now.
-    private static func coordinatorNote(_ store: Store, liveness: WorkerLiveness) throws -> String {
-        let last = try store.setting("counters").flatMap { try? JSON.parse($0) }?["heartbeat_at"]?.doubleValue
-        if let last, Clock.now - last <= liveness.silentAfterSeconds {
-            return "the running coordinator picks them up now\n"
-        }
-        return "no coordinator is running on this store: the pages wait for `ocrfarm coordinator` or `ocrfarm run`\n"
+    private static func coordinatorNote(_ store: Store) throws -> String {
+        try store.coordinatorRunning()
+            ? "the running coordinator picks them up now\n"
+            : "no coordinator is running on this store: the pages wait for `ocrfarm coordinator` or `ocrfarm run`\n"
     }
 }
