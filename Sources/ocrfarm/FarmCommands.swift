@@ -78,13 +78,7 @@ struct CoordinatorCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         let store = try Store(path: storePath)
-        let context = try Context()
-        let coordinator: Coordinator
-        do {
-            coordinator = try Coordinator(store: store, context: context, configuration: configuration)
-        } catch let error as ZMQError {
-            throw CommandFailure(.unavailable, "cannot listen on \(configuration.bind): \(error.message)")
-        }
+        // Metrics first: a port that cannot be had stops the command before the coordinator takes over the store.
         var metrics: MetricsServer?
         if let metricsListen {
             let path = storePath
@@ -96,9 +90,16 @@ struct CoordinatorCommand: Command {
             } catch {
                 throw CommandFailure(.unavailable, error.message)
             }
-            Log.info("serving metrics", ["url": "http://\(metrics!.address)/metrics"])
         }
         defer { metrics?.stop() }
+        let context = try Context()
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(store: store, context: context, configuration: configuration)
+        } catch let error as ZMQError {
+            throw CommandFailure(.unavailable, "cannot listen on \(configuration.bind): \(error.message)")
+        }
+        if let metrics { Log.info("serving metrics", ["url": "http://\(metrics.address)/metrics"]) }
         try coordinator.run()
         return .success
     }

@@ -333,8 +333,11 @@ struct ReportingTests {
             let attempt = try store.connection.scalarInt("SELECT attempt FROM results WHERE page_id = \(page.rawValue)") ?? 0
             #expect(attempt > 2, "the result is from an attempt after the requeue")
         }
-        // Real Tesseract results give the recognize stage's time.
+        // The coordinator woke up holding the taken-back attempts: each was refused as superseded (a late
+        // result or the loss of the silent worker), none recorded.
         let report = try json(["status", "--store", farm.storePath, "--json"])
+        #expect(report["coordinator"]?["superseded"]?.intValue ?? 0 >= leased.count, "\(report)")
+        // Real Tesseract results give the recognize stage's time.
         let recognize = report["stage_times"]?["stages"]?.arrayValue?.first { $0["stage"]?.stringValue == "recognize" }
         #expect(recognize?["p95_ms"]?.doubleValue ?? 0 > 100, "\(report)")
     }
