@@ -113,6 +113,8 @@ public final class Coordinator {
             try store.setSetting("started_at", String(now))
             try store.setSetting("endpoint", endpoint)
             try store.setSetting("pid", String(HostInfo.pid))
+            try store.recordLiveness(WorkerLiveness(heartbeatMilliseconds: configuration.heartbeatMilliseconds,
+                                                    liveness: configuration.liveness))
         }
         Log.info("coordinator started", ["endpoint": endpoint, "store": store.path, "recovered_leases": String(recovered)])
     }
@@ -141,7 +143,7 @@ public final class Coordinator {
         for worker in workers.values {
             send(.bye(Bye(reason: "coordinator stopping")), to: worker)
         }
-        writeCounters(force: true)
+        writeCounters(force: true, stopping: true)
         Log.info("coordinator stopped", ["dispatched": String(counters.dispatched), "completed": String(counters.completed)])
     }
 
@@ -539,7 +541,9 @@ public final class Coordinator {
         }
     }
 
-    private func writeCounters(force: Bool) {
+    /// Writes the counters to the store every 2 s (reports read them); `stopping` marks the last write, so
+    /// `status` can tell a coordinator that stopped from one that is running.
+    private func writeCounters(force: Bool, stopping: Bool = false) {
         let now = Clock.monotonicMilliseconds
         publish()
         guard force || now - lastCountersWrite >= 2000 else { return }
@@ -551,8 +555,13 @@ public final class Coordinator {
             ("malformed", .object(counters.malformed.sorted { $0.key < $1.key }.map { ($0.key, JSON($0.value)) })),
             ("disk_full", JSON(counters.diskFull)), ("pending_writes", JSON(pending.count)),
             ("heartbeat_at", JSON(Clock.now)),
-        ]
-        try? store.write { try store.setSetting("counters", JSON.object(fields).rendered) }
+        ] + (stopping ? [("stopped_at", JSON(Clock.now))] : [])
+        // Workers' last-seen times go with the counters, so reports can tell an idle worker from a silent one.
+        let heard = workers.values.map { ($0.id, $0.lastSeenWall) }
+        try? store.write {
+            try store.setSetting("counters", JSON.object(fields).rendered)
+            try store.workersHeard(heard)
+        }
     }
 
     private func publish() {

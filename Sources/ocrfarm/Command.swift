@@ -50,6 +50,7 @@ enum Commands {
         CoordinatorCommand.self,
         WorkerCommand.self,
         StatusCommand.self,
+        RequeueCommand.self,
         SearchCommand.self,
         KeywordsCommand.self,
         OCRCommand.self,

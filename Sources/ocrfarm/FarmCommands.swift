@@ -38,18 +38,31 @@ struct CoordinatorCommand: Command {
         OptionSpec("--lease-timeout", value: "SECONDS", "Take a page back from a live worker after this long (default: 3600)."),
         OptionSpec("--max-page-bytes", value: "N", "Largest page file a job carries (default: 67108864)."),
         OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
+        OptionSpec("--metrics-listen", value: "ADDR",
+                   "Serve `status --prometheus` over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)."),
     ] + LogOptions.specs
     static let discussion = """
     The coordinator runs one poll loop: a lease is written to the store before its job leaves, results are
     committed in batches, and a worker that misses three heartbeats loses its leases at once. Pages submitted or
     requeued while it runs are picked up without a restart. SIGTERM or SIGINT stops dispatching, flushes and exits.
+
+    --metrics-listen answers GET /metrics (404 for other paths) on its own thread with its own read-only store
+    connection, one client at a time with 2 s timeouts, so a slow scraper never holds up the poll loop. It has no
+    authentication: keep it on loopback or a private network.
     """
 
     let storePath: String
     let configuration: CoordinatorConfiguration
+    let metricsListen: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "coordinator takes no arguments") }
+        metricsListen = arguments.string("--metrics-listen")
+        if let address = metricsListen {
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+                  (0...65535).contains(port)
+            else { throw UsageError(message: "--metrics-listen takes HOST:PORT, e.g. 127.0.0.1:9464, not '\(address)'") }
+        }
         try LogOptions.apply(arguments, role: "coordinator")
         storePath = StoreOption.path(arguments)
         var configuration = CoordinatorConfiguration(bind: arguments.string("--bind") ?? "tcp://*:5555")
@@ -65,6 +78,20 @@ struct CoordinatorCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         let store = try Store(path: storePath)
+        // Metrics first: a port that cannot be had stops the command before the coordinator takes over the store.
+        var metrics: MetricsServer?
+        if let metricsListen {
+            let path = storePath
+            do {
+                metrics = try MetricsServer(listen: metricsListen) {
+                    // Its own read-only connection per scrape, on the server's thread: never the loop's.
+                    try Store(path: path, readOnly: true).report().prometheus
+                }
+            } catch {
+                throw CommandFailure(.unavailable, error.message)
+            }
+        }
+        defer { metrics?.stop() }
         let context = try Context()
         let coordinator: Coordinator
         do {
@@ -72,6 +99,7 @@ struct CoordinatorCommand: Command {
         } catch let error as ZMQError {
             throw CommandFailure(.unavailable, "cannot listen on \(configuration.bind): \(error.message)")
         }
+        if let metrics { Log.info("serving metrics", ["url": "http://\(metrics.address)/metrics"]) }
         try coordinator.run()
         return .success
     }

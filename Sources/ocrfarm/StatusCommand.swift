@@ -1,28 +1,67 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `ocrfarm status`: what the farm is doing.
 struct StatusCommand: Command {
     static let name = "status"
-    static let abstract = "Show pages by state, throughput, failures and workers."
+    static let abstract = "Show pages by state, throughput, ETA, failures, workers and stage times."
     static let arguments = ""
     static let options: [OptionSpec] = [
         StoreOption.spec,
+        OptionSpec("--document", value: "NAME", "Only this document's pages, failures and ETA (all documents of that name)."),
         OptionSpec("--json", "Print JSON with stable keys instead of text."),
+        OptionSpec("--prometheus", "Print the Prometheus text format (for node_exporter's textfile collector)."),
+        OptionSpec("--watch", "Print again every 2 s until Ctrl-C (redrawn in place on a terminal)."),
     ]
     static let discussion = """
-    Reads the store without blocking the coordinator. JSON keys: store, documents, pages{total, queued, leased,
-    done, failed}, throughput{last_minute, overall} (pages/s), failures[{code, count}], workers[{id, host, pid,
-    slots, engine, state, pages_done, pages_failed, last_seen, seconds_since_seen}], coordinator{…counters}.
+    Reads the store in one read transaction without blocking the coordinator; fast at a million pages.
+    Throughput is pages done per second over the last minute, 10 minutes and hour, and overall (from the first
+    submit to the last page done); the ETA is the queued and leased pages at the last minute's pace, "unknown"
+    when no page was done in the last minute. Workers are alive when heard from within the coordinator's liveness
+    window (heartbeat × 3, plus 2 s for the store to catch up: 5 s by default), silent when not (stopped, cut off,
+    or no coordinator running), gone when the coordinator saw them leave or declared them lost. Stage times
+    (p50/p95) and worker pages/s come from the most recent 2,000 results. Documents listed are those with pages not
+    done, at most 100 (queued or leased first); --document shows one document (an unknown name exits 66).
+    With --document, throughput, workers and stage times stay the farm's.
+
+    JSON keys: store, generated_at, scope{document, document_ids} (null without --document), documents,
+    pages{total, queued, leased, done, failed}, by_document[{id, name, pages{…}}], by_document_truncated,
+    throughput{last_minute, last_10_minutes, last_hour, overall} (pages/s), eta_seconds (0 when nothing is left,
+    null when unknown), failures[{code, count, example{page_id, document, page, source, stage, message}}],
+    workers[{id, host, pid, slots, engine, state (alive, silent, gone), pages_done, pages_failed,
+    pages_per_second, last_seen, seconds_since_seen}], stage_times{sample, stages[{stage, p50_ms, p95_ms}]},
+    liveness{heartbeat_ms, liveness, silent_after_seconds}, coordinator_running, coordinator{…its counters}.
+    With --watch, JSON is one line per report.
+
+    Prometheus metrics: ocrfarm_pages{state}, ocrfarm_documents, ocrfarm_document_pages{document, document_id,
+    state}, ocrfarm_throughput_pages_per_second{window}, ocrfarm_eta_seconds, ocrfarm_failed_pages{code},
+    ocrfarm_worker_{slots, pages_done_total, pages_failed_total, pages_per_second, last_seen_timestamp_seconds,
+    condition}{worker, host}, ocrfarm_stage_duration_seconds{stage, quantile} (a summary over the recent results),
+    ocrfarm_coordinator_up and the coordinator's counters. `ocrfarm coordinator --metrics-listen` serves the same.
+
+    Exit status: 0; 64 bad options; 66 no store, or no document of that name.
     """
 
+    enum Format { case text, json, prometheus }
+
     let storePath: String
-    let json: Bool
+    let documentName: String?
+    let format: Format
+    let watch: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "status takes no arguments") }
         storePath = StoreOption.path(arguments)
-        json = arguments.flag("--json")
+        documentName = arguments.string("--document")
+        if arguments.flag("--json") && arguments.flag("--prometheus") {
+            throw UsageError(message: "--json and --prometheus cannot be used together")
+        }
+        format = arguments.flag("--json") ? .json : arguments.flag("--prometheus") ? .prometheus : .text
+        watch = arguments.flag("--watch")
     }
 
     func run() throws -> ExitStatus {
@@ -32,60 +71,200 @@ struct StatusCommand: Command {
         } catch let error as StoreError {
             throw CommandFailure(.noInput, error.message)
         }
-        let now = Clock.now
-        let status = try store.status(now: now)
-        let counters = (try? store.setting("counters")).flatMap { $0 }.flatMap { try? JSON.parse($0) }
-        let lastMinute = Double(status.doneInLastMinute) / 60
-        var overall = 0.0
-        if let first = status.firstSubmitted, let last = status.lastFinished, last > first {
-            overall = Double(status.count(.done)) / (last - first)
-        }
-        if json {
-            Console.out(JSON.object([
-                ("store", JSON(store.path)),
-                ("documents", JSON(status.documents)),
-                ("pages", .object([("total", JSON(status.totalPages))] + PageState.allCases.map { ($0.rawValue, JSON(status.count($0))) })),
-                ("throughput", .object([("last_minute", .rounded(lastMinute, places: 3)), ("overall", .rounded(overall, places: 3))])),
-                ("failures", .array(status.failuresByCode.map { .object([("code", JSON($0.code)), ("count", JSON($0.count))]) })),
-                ("workers", .array(status.workers.map { worker in
-                    .object([
-                        ("id", JSON(worker.id.rawValue)), ("host", JSON(worker.host)), ("pid", JSON(worker.pid)),
-                        ("slots", JSON(worker.slots)), ("engine", JSON(worker.engine)), ("state", JSON(worker.state)),
-                        ("pages_done", JSON(worker.pagesDone)), ("pages_failed", JSON(worker.pagesFailed)),
-                        ("last_seen", JSON(Clock.iso8601(worker.lastSeen))),
-                        ("seconds_since_seen", .rounded(now - worker.lastSeen, places: 1)),
-                    ])
-                })),
-                ("coordinator", counters ?? .null),
-            ]).pretty + "\n")
+        let scope = try documentName.map { try Self.documents(named: $0, in: store) }
+        guard watch else {
+            Console.out(render(try store.report(scope: scope), framed: false))
             return .success
         }
-        var text = "store \(store.path): \(status.documents) document\(status.documents == 1 ? "" : "s"), \(status.totalPages) pages\n"
-        text += "  " + PageState.allCases.map { "\($0.rawValue) \(status.count($0))" }.joined(separator: "   ") + "\n"
-        text += "throughput: \(Format.fixed(lastMinute, 2)) pages/s over the last minute, \(Format.fixed(overall, 2)) overall\n"
-        if !status.failuresByCode.isEmpty {
-            text += "failures: " + status.failuresByCode.map { "\($0.code) \($0.count)" }.joined(separator: ", ") + "\n"
+        Shutdown.install()
+        let terminal = Console.outputIsTerminal
+        var first = true
+        while Shutdown.requested == nil {
+            let frame = render(try store.report(scope: scope), framed: true)
+            let screen = terminal ? Self.redrawn(frame, first: first) : frame + (format == .json ? "" : "\n")
+            // A reader that went away (`status --watch | head`) ends the watch.
+            guard Self.write(screen) else { break }
+            first = false
+            let wake = Clock.monotonicMilliseconds + 2000
+            while Shutdown.requested == nil && Clock.monotonicMilliseconds < wake { Clock.sleep(milliseconds: 50) }
         }
-        let shownWorkers = status.workers.prefix(50)
+        if terminal { _ = Self.write("\n") }
+        return .success
+    }
+
+    /// The documents with this name, or exit 66 with the names that come close.
+    static func documents(named name: String, in store: Store) throws -> [DocumentRecord] {
+        let found = try store.documents(named: name)
+        guard found.isEmpty else { return found }
+        let similar = try store.documentNames(containing: name)
+        let hint = similar.isEmpty ? "" : "; names containing it: " + similar.map { "'\(Printable.text($0))'" }.joined(separator: ", ")
+        throw CommandFailure(.noInput, "no document named '\(Printable.text(name))' in \(store.path)\(hint)")
+    }
+
+    private func render(_ report: FarmReport, framed: Bool) -> String {
+        switch format {
+        case .json:
+            return framed ? report.json.rendered + "\n" : report.json.pretty + "\n"
+        case .prometheus:
+            return (framed ? "# ocrfarm status at \(Clock.iso8601(report.generatedAt))\n" : "") + report.prometheus
+        case .text:
+            return (framed ? "ocrfarm status at \(Clock.iso8601(report.generatedAt)) (every 2 s; Ctrl-C stops)\n" : "")
+                + StatusText.render(report)
+        }
+    }
+
+    /// The frame drawn over the previous one: cursor home, each line cleared to its end, the rest of the screen
+    /// cleared (no flicker from clearing first).
+    private static func redrawn(_ frame: String, first: Bool) -> String {
+        let lines = frame.split(separator: "\n", omittingEmptySubsequences: false)
+        return (first ? "\u{1B}[2J" : "") + "\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[J"
+    }
+
+    /// Writes to standard output; false when the reader is gone.
+    private static func write(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+}
+
+/// The status report for people.
+enum StatusText {
+    static func render(_ report: FarmReport) -> String {
+        let now = report.generatedAt
+        let pages = report.pages
+        var text: String
+        if let scope = report.scope, let first = scope.first {
+            let ids = scope.map { String($0.id.rawValue) }.joined(separator: ", ")
+            text = "document '\(Printable.text(first.name))' (id \(ids)) in \(report.store): \(pages.total) pages\n"
+        } else {
+            text = "store \(report.store): \(report.documents) document\(report.documents == 1 ? "" : "s"), \(pages.total) pages\n"
+        }
+        text += "  " + PageState.allCases.map { "\($0.rawValue) \(pages[$0])" }.joined(separator: "   ") + "\n"
+
+        let throughput = report.throughput
+        text += "throughput: \(Format.fixed(throughput.lastMinute, 2)) pages/s over the last minute, "
+        text += "\(Format.fixed(throughput.last10Minutes, 2)) over 10 min, \(Format.fixed(throughput.lastHour, 2)) over 1 h, "
+        text += "\(Format.fixed(throughput.overall, 2)) overall (since the first submit)\n"
+        switch report.etaSeconds {
+        case .some(0): text += "ETA: nothing left to read\n"
+        case .some(let seconds):
+            text += "ETA: \(RunCommand.duration(seconds)) (\(pages.remaining) pages left at \(Format.fixed(throughput.lastMinute, 2)) pages/s)\n"
+        case .none: text += "ETA: unknown (\(pages.remaining) pages left; no page done in the last minute)\n"
+        }
+
+        if !report.documentProgress.isEmpty {
+            let shown = report.documentProgress.prefix(report.scope == nil ? 20 : 100)
+            let more = report.documentProgress.count - shown.count
+            text += report.scope == nil ? "documents with pages not done:\n" : "documents:\n"
+            let width = min(40, max(8, shown.map { Printable.text($0.name).count }.max() ?? 0))
+            text += "  " + pad("DOCUMENT", width) + "   queued   leased     done   failed\n"
+            for document in shown {
+                text += "  " + pad(Printable.clipped(document.name, width), width)
+                for state in PageState.allCases { text += " " + leftPad(String(document.pages[state]), 8) }
+                text += "\n"
+            }
+            if more > 0 || report.documentProgressTruncated {
+                text += "  … more (ocrfarm status --document NAME for one; --json lists up to 100)\n"
+            }
+        }
+
+        if !report.failures.isEmpty {
+            text += "failures:\n"
+            for group in report.failures {
+                text += "  \(group.code) \(group.count)"
+                if let example = group.example {
+                    text += "   e.g. \(Printable.text(example.document)) page \(example.number) (\(example.source)): "
+                    text += Printable.clipped(example.message, 160)
+                }
+                text += "\n"
+            }
+        }
+
+        if !report.stages.isEmpty {
+            text += "stage times over the last \(report.sampleSize) results (p50 / p95):\n  "
+            text += report.stages.map { "\($0.stage) \(milliseconds($0.p50)) / \(milliseconds($0.p95))" }.joined(separator: "   ")
+            text += "\n"
+        }
+
+        let shownWorkers = report.workers.prefix(50)
         if shownWorkers.isEmpty {
             text += "workers: none yet\n"
         } else {
-            text += "workers:\n"
+            text += "workers (silent after \(Format.fixed(report.liveness.silentAfterSeconds, 1)) s unheard):\n"
             for worker in shownWorkers {
-                text += "  \(worker.id)  \(worker.state)  slots \(worker.slots)  done \(worker.pagesDone)  failed \(worker.pagesFailed)"
-                text += "  last heard \(Format.fixed(max(0, now - worker.lastSeen), 1)) s ago\n"
+                let record = worker.record
+                text += "  \(record.id)  \(record.host)  \(worker.condition.rawValue)  slots \(record.slots)  done \(record.pagesDone)"
+                text += "  failed \(record.pagesFailed)  \(Format.fixed(worker.pagesPerSecond, 2)) pages/s"
+                text += "  last heard \(Format.fixed(max(0, now - record.lastSeen), 1)) s ago\n"
             }
-            if status.workers.count > shownWorkers.count { text += "  … \(status.workers.count - shownWorkers.count) more\n" }
+            if report.workers.count > shownWorkers.count { text += "  … \(report.workers.count - shownWorkers.count) more\n" }
         }
-        if let counters {
-            let beat = counters["heartbeat_at"]?.doubleValue.map { Format.fixed(max(0, now - $0), 1) + " s ago" } ?? "never"
+
+        if let counters = report.coordinatorCounters {
+            let beat = report.coordinatorLastReport.map { Format.fixed(max(0, now - $0), 1) + " s ago" } ?? "never"
             let malformed = counters["malformed"]?.objectValue?.reduce(0) { $0 + ($1.1.intValue ?? 0) } ?? 0
-            text += "coordinator: last report \(beat), dispatched \(counters["dispatched"]?.intValue ?? 0), "
-            text += "malformed messages \(malformed)"
+            text += "coordinator: \(report.coordinatorRunning ? "running" : "not running"), last report \(beat), "
+            text += "dispatched \(counters["dispatched"]?.intValue ?? 0), malformed messages \(malformed)"
             if counters["disk_full"]?.boolValue == true { text += ", DISK FULL: dispatch paused" }
             text += "\n"
+        } else {
+            text += "coordinator: never ran on this store\n"
         }
-        Console.out(text)
-        return .success
+        return text
+    }
+
+    private static func milliseconds(_ value: Double) -> String {
+        value >= 1000 ? Format.fixed(value / 1000, 2) + " s" : Format.fixed(value, value < 10 ? 1 : 0) + " ms"
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    private static func leftPad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    }
+}
+
+/// Names and messages from the store made safe for one line of a terminal.
+enum Printable {
+    /// Control characters (newlines in file names) shown escaped.
+    static func text(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return value }
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\x" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 2)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// `text(value)` cut to `width` characters with an ellipsis.
+    static func clipped(_ value: String, _ width: Int) -> String {
+        let printable = text(value)
+        return printable.count <= width ? printable : String(printable.prefix(max(1, width - 1))) + "…"
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

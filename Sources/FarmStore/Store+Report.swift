@@ -1,0 +1,216 @@
+import FarmCore
+import SQLite
+
+extension Store {
+    /// Documents with this name, in submission order. Names need not be unique (`submit --force` and
+    /// `--document` can add another document with a name already used).
+    public func documents(named name: String) throws -> [DocumentRecord] {
+        try connection.cached("SELECT id, name, page_count, submitted_at FROM documents WHERE name = ? ORDER BY id")
+            .rows([.text(name)]) { DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)) }
+    }
+
+    /// Up to `limit` document names that contain `text` (case-insensitive for ASCII), for "did you mean".
+    public func documentNames(containing text: String, limit: Int = 5) throws -> [String] {
+        try connection.cached("""
+            SELECT DISTINCT name FROM documents WHERE instr(lower(name), lower(?)) > 0 ORDER BY name LIMIT ?
+            """).rows([.text(text), .integer(Int64(limit))]) { $0.text(0) }
+    }
+
+    /// A snapshot of the farm in one read transaction (see `FarmReport` for what each part costs).
+    ///
+    /// - Parameters:
+    ///   - scope: limit pages, documents, failures and the ETA to these documents; throughput, workers and stage
+    ///     times stay the farm's.
+    ///   - sampleSize: how many of the most recent results the stage times and worker rates come from.
+    ///   - documentLimit: how many unfinished documents to list.
+    public func report(scope: [DocumentRecord]? = nil, now: Double = Clock.now, sampleSize: Int = 2000,
+                       documentLimit: Int = 100) throws -> FarmReport
+    {
+        try read {
+            let liveness = try self.liveness()
+            var pages = PageCounts()
+            var progress: [FarmReport.DocumentProgress] = []
+            var truncated = false
+            let documents: Int
+            if let scope {
+                for document in scope {
+                    let counts = try documentCounts(document)
+                    pages = pages + counts
+                    progress.append(FarmReport.DocumentProgress(id: document.id, name: document.name, pages: counts))
+                }
+                documents = scope.count
+            } else {
+                // count(*) counts b-tree cells without reading them; the pages not done are index ranges.
+                let total = try connection.cached("SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
+                for (state, count) in try connection.cached("""
+                    SELECT state, count(*) FROM pages WHERE state IN ('queued', 'leased', 'failed') GROUP BY state
+                    """).rows([], { ($0.text(0), $0.int(1)) })
+                {
+                    if let state = PageState(rawValue: state) { pages[state] = count }
+                }
+                pages.done = max(0, total - pages.total)
+                documents = try connection.cached("SELECT count(*) FROM documents").first { $0.int(0) } ?? 0
+                (progress, truncated) = try unfinishedDocuments(limit: documentLimit)
+            }
+
+            let throughput = try throughputFigures(now: now, farmDone: scope == nil ? pages.done : nil)
+            let eta: Double? = pages.remaining == 0 ? 0
+                : throughput.lastMinuteCount > 0 ? Double(pages.remaining) / throughput.lastMinute : nil
+
+            let sample = try recentResults(limit: sampleSize)
+            let rates = workerRates(sample, now: now, lastMinuteCount: throughput.lastMinuteCount)
+            let workers = try connection.cached("""
+                SELECT id, host, pid, slots, engine, languages, first_seen, last_seen, state, pages_done, pages_failed
+                FROM workers ORDER BY state != 'alive', last_seen DESC, id
+                """).rows([]) { row in
+                WorkerRecord(id: WorkerID(row.text(0)), host: row.text(1), pid: row.int(2), slots: row.int(3),
+                             engine: row.text(4), languages: row.text(5), firstSeen: row.double(6), lastSeen: row.double(7),
+                             state: row.text(8), pagesDone: row.int(9), pagesFailed: row.int(10))
+            }.map { record in
+                FarmReport.WorkerReport(record: record, condition: record.condition(at: now, liveness: liveness),
+                                        pagesPerSecond: rates[record.id] ?? 0)
+            }
+            let counters = try setting("counters").flatMap { try? JSON.parse($0) }
+
+            return FarmReport(store: path, generatedAt: now, scope: scope, documents: documents, pages: pages,
+                              documentProgress: progress, documentProgressTruncated: truncated, throughput: throughput,
+                              etaSeconds: eta, failures: try failureGroups(in: scope), workers: workers,
+                              sampleSize: sample.count, stages: Self.stageTimes(sample), liveness: liveness,
+                              coordinatorCounters: counters)
+        }
+    }
+
+    // MARK: Parts of the report
+
+    /// A document's pages by state: the pages not done are counted (few, once a batch is under way), the rest
+    /// are done (`page_count` is written with the pages, which are never deleted).
+    private func documentCounts(_ document: DocumentRecord) throws -> PageCounts {
+        var counts = PageCounts()
+        for (state, count) in try connection.cached("""
+            SELECT state, count(*) FROM pages WHERE document_id = ? AND state IN ('queued', 'leased', 'failed') GROUP BY state
+            """).rows([.integer(document.id.rawValue)], { ($0.text(0), $0.int(1)) })
+        {
+            if let state = PageState(rawValue: state) { counts[state] = count }
+        }
+        counts.done = max(0, document.pageCount - counts.total)
+        return counts
+    }
+
+    /// Documents with pages not done: first those with pages queued or leased, then those with only failures,
+    /// each in submission order; at most `limit`. One pass in document order that stops once `limit + 1`
+    /// documents with work are found: with an index on (document_id, state) it reads the index alone.
+    private func unfinishedDocuments(limit: Int) throws -> ([FarmReport.DocumentProgress], Bool) {
+        let statement = try connection.cached("""
+            SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'failed')
+            FROM pages WHERE state != 'done' GROUP BY document_id ORDER BY document_id
+            """)
+        var active: [(DocumentID, PageCounts)] = []
+        var failedOnly: [(DocumentID, PageCounts)] = []
+        defer { statement.reset() }
+        while active.count <= limit, try statement.step() {
+            var counts = PageCounts()
+            (counts.queued, counts.leased, counts.failed) = (statement.int(1), statement.int(2), statement.int(3))
+            if counts.remaining > 0 {
+                active.append((DocumentID(statement.int64(0)), counts))
+            } else if failedOnly.count <= limit {
+                failedOnly.append((DocumentID(statement.int64(0)), counts))
+            }
+        }
+        let truncated = active.count + failedOnly.count > limit
+        let describe = try connection.cached("SELECT name, page_count FROM documents WHERE id = ?")
+        var listed: [FarmReport.DocumentProgress] = []
+        for (id, counts) in (active + failedOnly).prefix(limit) {
+            guard let (name, pageCount) = try describe.first([.integer(id.rawValue)], { ($0.text(0), $0.int(1)) }) else { continue }
+            var counts = counts
+            counts.done = max(0, pageCount - counts.total)
+            listed.append(FarmReport.DocumentProgress(id: id, name: name, pages: counts))
+        }
+        return (listed, truncated)
+    }
+
+    /// Pages done per window, from the index on `results.finished_at`; `farmDone` when already counted.
+    private func throughputFigures(now: Double, farmDone: Int?) throws -> FarmReport.Throughput {
+        let count = try connection.cached("SELECT count(*) FROM results WHERE finished_at >= ?")
+        var throughput = FarmReport.Throughput()
+        throughput.lastMinuteCount = try count.first([.real(now - 60)]) { $0.int(0) } ?? 0
+        throughput.last10MinutesCount = try count.first([.real(now - 600)]) { $0.int(0) } ?? 0
+        throughput.lastHourCount = try count.first([.real(now - 3600)]) { $0.int(0) } ?? 0
+        let done = try farmDone ?? connection.cached("SELECT count(*) FROM pages WHERE state = 'done'").first { $0.int(0) } ?? 0
+        // The first document by id: min(submitted_at) would read every document (no index on the time).
+        let first = try connection.cached("SELECT submitted_at FROM documents ORDER BY id LIMIT 1").first { $0.double(0) }
+        let last = try connection.cached("SELECT max(finished_at) FROM results").first { $0.optionalDouble(0) } ?? nil
+        if let first, let last, last > first { throughput.overall = Double(done) / (last - first) }
+        return throughput
+    }
+
+    /// The most recent results: who finished them, when, and their stage times (JSON text).
+    private func recentResults(limit: Int) throws -> [(worker: WorkerID, finishedAt: Double, timings: String)] {
+        try connection.cached("SELECT worker_id, finished_at, timings FROM results ORDER BY finished_at DESC LIMIT ?")
+            .rows([.integer(Int64(limit))]) { (WorkerID($0.text(0)), $0.double(1), $0.text(2)) }
+    }
+
+    /// Pages per second of each worker over the last minute. Exact when the sample reaches back a minute;
+    /// otherwise each worker's share of the sample scaled to the minute's count.
+    private func workerRates(_ sample: [(worker: WorkerID, finishedAt: Double, timings: String)], now: Double,
+                             lastMinuteCount: Int) -> [WorkerID: Double]
+    {
+        var counts: [WorkerID: Int] = [:]
+        var inWindow = 0
+        for row in sample where row.finishedAt >= now - 60 {
+            counts[row.worker, default: 0] += 1
+            inWindow += 1
+        }
+        guard inWindow > 0 else { return [:] }
+        let scale = Double(max(lastMinuteCount, inWindow)) / Double(inWindow)
+        return counts.mapValues { Double($0) * scale / 60 }
+    }
+
+    /// Failed pages by code, most frequent first, each with its first page as an example.
+    private func failureGroups(in scope: [DocumentRecord]?) throws -> [FarmReport.FailureGroup] {
+        let groups: [(String?, Int, Int64)]
+        let map: (Statement) -> (String?, Int, Int64) = { ($0.optionalText(0), $0.int(1), $0.int64(2)) }
+        if let scope {
+            let placeholders = Array(repeating: "?", count: scope.count).joined(separator: ", ")
+            groups = try connection.prepare("""
+                SELECT failure_code, count(*), min(id) FROM pages WHERE state = 'failed' AND document_id IN (\(placeholders))
+                GROUP BY failure_code ORDER BY count(*) DESC, failure_code
+                """).rows(scope.map { .integer($0.id.rawValue) }, map)
+        } else {
+            groups = try connection.cached("""
+                SELECT failure_code, count(*), min(id) FROM pages WHERE state = 'failed'
+                GROUP BY failure_code ORDER BY count(*) DESC, failure_code
+                """).rows([], map)
+        }
+        let example = try connection.cached("""
+            SELECT p.number, p.source_path, p.failure_stage, p.failure_message, d.name
+            FROM pages p JOIN documents d ON d.id = p.document_id WHERE p.id = ?
+            """)
+        return try groups.map { code, count, page in
+            let sample = try example.first([.integer(page)]) { row in
+                FarmReport.FailureExample(page: PageID(page), document: row.text(4), number: row.int(0),
+                                          source: RawPath(bytes: row.blob(1)), stage: row.optionalText(2),
+                                          message: row.optionalText(3) ?? "")
+            }
+            return FarmReport.FailureGroup(code: code ?? "unknown", count: count, example: sample)
+        }
+    }
+
+    /// p50 and p95 of each stage's time over the sample, stages in the order the pipeline reports them.
+    static func stageTimes(_ sample: [(worker: WorkerID, finishedAt: Double, timings: String)]) -> [FarmReport.StageTime] {
+        var order: [String] = []
+        var values: [String: [Double]] = [:]
+        for row in sample {
+            guard let fields = (try? JSON.parse(row.timings))?.objectValue else { continue }
+            for (stage, value) in fields {
+                guard let milliseconds = value.doubleValue, milliseconds.isFinite else { continue }
+                if values[stage] == nil { order.append(stage) }
+                values[stage, default: []].append(milliseconds)
+            }
+        }
+        return order.map { stage in
+            let sorted = values[stage, default: []].sorted()
+            return FarmReport.StageTime(stage: stage, p50: Percentile.of(sorted, 0.5), p95: Percentile.of(sorted, 0.95),
+                                        sum: sorted.reduce(0, +), count: sorted.count)
+        }
+    }
+}

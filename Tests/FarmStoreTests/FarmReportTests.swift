@@ -1,0 +1,109 @@
+import Testing
+import FarmCore
+import FarmStore
+import SQLite
+import TestSupport
+
+@Suite("Store: the status report")
+struct FarmReportTests {
+    let folder = TemporaryDirectory("report-test")
+    let store: Store
+    let worker = WorkerID("host-a/1/x")
+    let now = 10_000.0
+
+    init() throws {
+        store = try Store(path: folder.file("farm.db"))
+    }
+
+    func add(_ name: String, pages count: Int, submitted: Double) throws -> [PageID] {
+        let pages = (0..<count).map { NewPage(source: RawPath("/data/\(name)-\($0).png"), index: 0, kind: "image") }
+        let id = try store.add([NewDocument(name: name, source: RawPath("/data/\(name)"), contentHash: name, priority: 0,
+                                            options: PageOptions(), pages: pages)], now: submitted)[0]
+        return try store.pages(of: [id]).map(\.id)
+    }
+
+    /// Finishes `pages` one per second ending at `end`, the recognize stage taking 100, 200, … ms.
+    func finish(_ pages: [PageID], end: Double) throws {
+        try store.write {
+            for (index, page) in pages.enumerated() {
+                let at = end - Double(pages.count - 1 - index)
+                let attempt = try #require(try store.lease(page, to: worker, now: at - 1, expires: at + 100))
+                let timings = #"{"decode":5,"recognize":\#((index + 1) * 100)}"#
+                let output = PageOutput(engine: "t", text: "x", meanConfidence: 90, width: 1, height: 1, structure: [], timings: timings)
+                _ = try store.complete(attempt, by: worker, output: output, startedAt: at - 1, now: at)
+            }
+        }
+    }
+
+    func sampleStore() throws -> [PageID] {
+        try store.write {
+            try store.workerJoined(worker, host: "host-a", pid: 1, slots: 2, engine: "t", languages: ["eng"], version: "v", now: now - 100)
+            try store.workerJoined(WorkerID("host-b/2/y"), host: "host-b", pid: 2, slots: 1, engine: "t", languages: ["eng"],
+                                   version: "v", now: now - 100)
+            try store.workersHeard([(worker, now - 1), (WorkerID("host-b/2/y"), now - 30)])
+            try store.recordLiveness(WorkerLiveness(heartbeatMilliseconds: 1000, liveness: 3))
+        }
+        let done = try add("done.pdf", pages: 20, submitted: now - 1000)
+        let odd = try add("we\"ird\\name\nx", pages: 3, submitted: now - 900)
+        try finish(done, end: now - 1)
+        try store.write {
+            let attempt = try #require(try store.lease(odd[0], to: worker, now: now - 5, expires: now + 100))
+            _ = try store.fail(attempt, by: worker, failure: PageFailure(stage: "decode", code: .decodeFailed, message: "not an image"),
+                               policy: RetryPolicy(maxAttempts: 1), startedAt: now - 5, now: now - 4)
+            _ = try store.lease(odd[1], to: worker, now: now - 2, expires: now + 100)
+        }
+        return odd
+    }
+
+    @Test("counts, documents not done, throughput windows, ETA, failures with an example, stage percentiles, workers")
+    func report() throws {
+        _ = try sampleStore()
+        let report = try store.report(now: now)
+        #expect(report.pages.total == 23 && report.pages.done == 20 && report.pages.failed == 1)
+        #expect(report.pages.leased == 1 && report.pages.queued == 1)
+        #expect(report.documents == 2)
+        #expect(report.documentProgress.map(\.name) == ["we\"ird\\name\nx"], "only the unfinished document is listed")
+        #expect(report.documentProgress.first?.pages.failed == 1)
+        #expect(report.throughput.lastMinuteCount == 20)
+        #expect(report.throughput.lastMinute == 20.0 / 60)
+        // 2 pages left at 1/3 page per second.
+        #expect(abs((report.etaSeconds ?? 0) - 6) < 1e-9)
+        let failure = try #require(report.failures.first)
+        #expect(failure.code == "decode-failed" && failure.count == 1)
+        #expect(failure.example?.number == 1 && failure.example?.message == "not an image")
+        let recognize = try #require(report.stages.first { $0.stage == "recognize" })
+        #expect(recognize.p50 == 1000 && recognize.p95 == 1900 && recognize.count == 20)
+        #expect(report.stages.map(\.stage) == ["decode", "recognize"])
+        #expect(report.workers.map(\.condition) == [.alive, .silent])
+        #expect(report.workers.first?.pagesPerSecond == 20.0 / 60)
+
+        let scoped = try store.report(scope: try store.documents(named: "done.pdf"), now: now)
+        #expect(scoped.pages.total == 20 && scoped.pages.done == 20 && scoped.etaSeconds == 0 && scoped.failures.isEmpty)
+        #expect(try store.report(now: now + 120).etaSeconds == nil, "nothing finished in the last minute: unknown")
+    }
+
+    @Test("the Prometheus exposition follows the text format and escapes label values")
+    func prometheus() throws {
+        _ = try sampleStore()
+        let text = try store.report(now: now).prometheus
+        let sample = try Regex(#"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")*\})? ([-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|NaN|[-+]Inf)$"#)
+        var typed: Set<String> = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                #expect(parts.count == 4 && ["gauge", "counter", "summary"].contains(parts[3]), "\(line)")
+                #expect(typed.insert(String(parts[2])).inserted, "one TYPE per family: \(line)")
+                continue
+            }
+            if line.hasPrefix("#") { continue }
+            #expect(line.wholeMatch(of: sample) != nil, "not exposition format: \(line)")
+            let name = String(line.prefix { $0 != "{" && $0 != " " })
+            let family = ["_sum", "_count"].reduce(name) { $0.hasSuffix($1) && typed.contains(String($0.dropLast($1.count))) ? String($0.dropLast($1.count)) : $0 }
+            #expect(typed.contains(family), "sample before its TYPE: \(line)")
+        }
+        #expect(text.contains(#"ocrfarm_pages{state="done"} 20"#))
+        #expect(text.contains(#"document="we\"ird\\name\nx""#))
+        #expect(text.contains(#"ocrfarm_stage_duration_seconds{quantile="0.5",stage="recognize"} 1"#))
+        #expect(text.contains(#"ocrfarm_worker_condition{condition="silent",host="host-b",worker="host-b/2/y"} 1"#))
+    }
+}
