@@ -2,13 +2,6 @@ import FarmCore
 import SQLite
 
 extension Store {
-    /// Documents with this name, in submission order. Names need not be unique (`submit --force` and
-    /// `--document` can add another document with a name already used).
-    public func documents(named name: String) throws -> [DocumentRecord] {
-        try connection.cached("SELECT id, name, page_count, submitted_at FROM documents WHERE name = ? ORDER BY id")
-            .rows([.text(name)]) { DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)) }
-    }
-
     /// Up to `limit` document names that contain `text` (case-insensitive for ASCII), for "did you mean".
     public func documentNames(containing text: String, limit: Int = 5) throws -> [String] {
         try connection.cached("""

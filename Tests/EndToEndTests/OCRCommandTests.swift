@@ -344,7 +344,7 @@ struct RecognitionLevelAndLanguageTests {
         #expect(auto["language"]?.stringValue == "chi_sim")
         let explicit = try page(cjk, ["--lang", "chi_sim+eng"])
         #expect(auto["text"]?.stringValue == explicit["text"]?.stringValue, "auto reads the page as chi_sim+eng does")
-        #expect((auto["text"]?.stringValue ?? "").contains("论语"))
+        #expect(auto["text"]?.stringValue?.contains("论语") == true)
 
         let english = try page(Fixtures.packageRoot + "/Samples/pages/clean-000.png", ["--lang", "auto"])
         #expect(english["stages"]?["language"]?["chosen"]?.stringValue == "eng")
@@ -414,6 +414,6 @@ extension RecognitionLevelAndLanguageTests {
         #expect(error?["code"]?.stringValue == "timeout" && error?["stage"]?.stringValue == "recognize", "\(error ?? .null)")
         #expect(run.stderr.contains("clean-000.png") && run.stderr.contains("timeout"), "\(run.stderr)")
         let read = try page(image, ["--timeout", "120"])
-        #expect((read["text"]?.stringValue ?? "").contains("Permission"))
+        #expect(read["text"]?.stringValue?.contains("Permission") == true)
     }
 }
