@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmExport", "FarmAnalysis", "Leptonica",
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
-        .target(name: "FarmExport", dependencies: ["FarmCore"]),
+        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),

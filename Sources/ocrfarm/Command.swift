@@ -53,6 +53,7 @@ enum Commands {
         RequeueCommand.self,
         SearchCommand.self,
         KeywordsCommand.self,
+        ExportCommand.self,
         OCRCommand.self,
         InspectCommand.self,
         VersionCommand.self,

@@ -13,7 +13,7 @@ final class OutputWriter {
     private let descriptor: Int32
     private let temporaryPath: String?
     private var pagesWritten = 0
-    private var pdfPages: [String] = []
+    private var pdf: DocumentPDF?
     private var pdfDirectory: String?
     private var finished = false
     private var writeError: Int32?
@@ -49,12 +49,16 @@ final class OutputWriter {
         case .json: emit("{\"pages\":[\n")
         case .hocr: emit(HOCR.header(system: Self.system))
         case .alto: break   // the header names the first page's image: written with it
-        case .pdf: pdfDirectory = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
+        case .pdf:
+            let directory = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
+            pdfDirectory = directory
+            pdf = DocumentPDF(directory: directory)
         case .text, .page: break
         }
     }
 
     deinit {
+        pdf = nil
         if let pdfDirectory { FileSystem.remove(pdfDirectory) }
         if let temporaryPath, !finished {
             close(descriptor)
@@ -94,13 +98,11 @@ final class OutputWriter {
             default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: Self.system, created: Clock.now)))
             }
         case .pdf:
-            guard case .success(let page) = report.outcome, let pdf = page.renderings[.pdf], let pdfDirectory else { return }
-            let pagePath = "\(pdfDirectory)/\(pdfPages.count).pdf"
+            guard case .success(let page) = report.outcome, let rendering = page.renderings[.pdf], let pdf else { return }
             do {
-                try FileSystem.write(pdf, to: pagePath)
-                pdfPages.append(pagePath)
+                try pdf.append(rendering)
             } catch {
-                Console.error("ocrfarm: \(report.path): cannot keep the PDF page: \(error)")
+                Console.error("ocrfarm: \(report.path): \(error.message)")
             }
         }
     }
@@ -163,17 +165,12 @@ final class OutputWriter {
     }
 
     private func finishPDF() throws {
-        guard let pdfDirectory, !pdfPages.isEmpty else { return }
-        let document: String
-        if pdfPages.count == 1 {
-            document = pdfPages[0]
-        } else {
-            document = pdfDirectory + "/document.pdf"
-            do {
-                try DocumentAssembly.mergePDFs(pdfPages, into: document)
-            } catch {
-                throw CommandFailure(.software, "cannot merge the PDF pages: \(error.message)")
-            }
+        guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
+        let document = pdfDirectory + "/document.pdf"
+        do {
+            try pdf.merge(into: document)
+        } catch {
+            throw CommandFailure(.software, error.message)
         }
         let bytes = try FileSystem.read(document)
         emit(bytes: bytes)

@@ -1,0 +1,156 @@
+import FarmCore
+
+/// A file or folder name made from a document name, safe to create inside an export folder.
+///
+/// Document names are whatever was submitted: paths ("/scans/box 7/p1.tif"), `--document` names, names with
+/// control characters or `../`. The safe name is one path component that is never empty, `.` or `..`, never
+/// hidden, and readable on Linux, macOS and Windows:
+/// - path separators (`/`, `\`) join the parts of the name with `_`; empty, `.` and `..` parts are dropped;
+/// - control characters (C0, DEL, C1), line and paragraph separators, bidirectional overrides (which make a name
+///   read differently than it is), the byte-order mark, noncharacters and the characters Windows forbids
+///   (`< > : " | ? *`) become `_`; every other character, Unicode letters and emoji included, is kept;
+/// - spaces at either end and dots at the end are trimmed, as is the extension of a submitted file (`.tif`, `.pdf`,
+///   …: the export adds its own), so a safe name never ends in `.pdf`;
+/// - a leading `.`, `-` or `~` becomes `_` (no hidden files, no names read as options or home folders), and
+///   Windows device names (`CON`, `NUL`, `COM1`, …) get a `_` in front;
+/// - a name longer than `maximumBytes` keeps its start and its end (the file name of a path) around a `…`;
+/// - a name with nothing left is `document`.
+public enum SafeName {
+    /// The longest safe name in UTF-8 bytes, well under the 255 that file systems allow, leaving room for a
+    /// collision suffix (`~123`) and the export's endings (`.pdf`, `.page.xml`).
+    public static let maximumBytes = 150
+
+    /// The name given to a document whose name has nothing usable in it.
+    public static let fallback = "document"
+
+    /// Endings of submitted files, dropped from a name's end (any case).
+    static let inputExtensions: Set<String> = [
+        "pdf", "png", "jpg", "jpeg", "jpe", "jfif", "tif", "tiff", "pnm", "pbm", "pgm", "ppm", "bmp", "gif", "jp2", "j2k",
+        "jpx", "webp",
+    ]
+
+    /// Names Windows reserves for devices, with or without an extension.
+    static let deviceNames: Set<String> = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
+
+    /// The safe form of `name`.
+    public static func make(_ name: String) -> String {
+        let parts = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).filter { $0 != "." && $0 != ".." }
+        var scalars = String.UnicodeScalarView()
+        for scalar in parts.joined(separator: "_").trimmed.unicodeScalars {
+            scalars.append(isUnsafe(scalar) ? "_" : scalar)
+        }
+        var result = trimmed(String(scalars))
+        if let first = result.first, first == "." || first == "-" || first == "~" {
+            result = "_" + result.dropFirst()
+        }
+        let stem = result.split(separator: ".", maxSplits: 1).first.map { String($0).trimmed.uppercased() } ?? ""
+        if deviceNames.contains(stem) { result = "_" + result }
+        result = shortened(result)
+        return result.isEmpty ? fallback : result
+    }
+
+    /// Whether `name` is one path component that cannot leave the folder it is created in: what the export checks
+    /// before creating anything.
+    public static func isSingleComponent(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
+            && name.utf8.count <= 255
+    }
+
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: return true                  // control characters
+        case 0x2028, 0x2029: return true                            // line and paragraph separators
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true   // bidirectional controls
+        case 0xFEFF, 0xFFF9...0xFFFB: return true                   // byte-order mark, interlinear annotation
+        default: break
+        }
+        if scalar.properties.isNoncharacterCodePoint { return true }
+        return "<>:\"|?*".unicodeScalars.contains(scalar)
+    }
+
+    /// Spaces trimmed at both ends; dots, spaces and a submitted file's extension trimmed at the end, until none is left.
+    static func trimmed(_ name: String) -> String {
+        var result = Substring(name)
+        while true {
+            let before = result.count
+            while let first = result.first, first.isWhitespace { result.removeFirst() }
+            while let last = result.last, last.isWhitespace || last == "." { result.removeLast() }
+            if let dot = result.lastIndex(of: "."), inputExtensions.contains(result[result.index(after: dot)...].lowercased()) {
+                result = result[..<dot]
+            }
+            if result.count == before { return String(result) }
+        }
+    }
+
+    /// `name` if it fits in `maximumBytes`; else its start and end around `…`, cut between characters.
+    static func shortened(_ name: String) -> String {
+        guard name.utf8.count > maximumBytes else { return name }
+        let ellipsis = "…"
+        let budget = maximumBytes - ellipsis.utf8.count
+        let headBudget = budget * 2 / 5
+        var head = "", tail = ""
+        var used = 0
+        for character in name {
+            let size = character.utf8.count
+            guard used + size <= headBudget else { break }
+            head.append(character)
+            used += size
+        }
+        used = 0
+        for character in name.reversed() {
+            let size = character.utf8.count
+            guard used + size <= budget - head.utf8.count else { break }
+            tail.insert(character, at: tail.startIndex)
+            used += size
+        }
+        return head + ellipsis + tail
+    }
+}
+
+/// Gives each document of an export a name of its own.
+///
+/// A document gets the safe form of its name (`SafeName`) unless a document with a smaller id already has that name,
+/// compared ignoring case (macOS and Windows folders do); then it gets the name with `~<id>` after it (`~<id>-2`, …
+/// in the unlikely case that is taken too). Documents are named in id order over the whole store, whatever is being
+/// exported, so a document's name depends only on the documents submitted before it: it is the same in every
+/// export, now and after more submissions. Remembers a 128-bit digest per name given, not the names: 24 bytes a
+/// document.
+public struct ExportNames: Sendable {
+    private struct Key: Hashable, Sendable {
+        let high: UInt64
+        let low: UInt64
+    }
+
+    private var taken: Set<Key> = []
+
+    public init() {}
+
+    /// The name of the document `id` called `documentName`. Call in increasing id order.
+    public mutating func name(for documentName: String, id: DocumentID) -> String {
+        let base = SafeName.make(documentName)
+        var candidate = base
+        var round = 1
+        while !taken.insert(Self.key(candidate)).inserted {
+            candidate = base + "~" + String(id.rawValue) + (round > 1 ? "-\(round)" : "")
+            round += 1
+        }
+        return candidate
+    }
+
+    private static func key(_ name: String) -> Key {
+        var hasher = SHA256()
+        hasher.update(Array(name.lowercased().utf8))
+        let digest = hasher.finalize()
+        func word(_ start: Int) -> UInt64 { digest[start..<start + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        return Key(high: word(0), low: word(8))
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String {
+        var result = Substring(self)
+        while let first = result.first, first.isWhitespace { result.removeFirst() }
+        while let last = result.last, last.isWhitespace { result.removeLast() }
+        return String(result)
+    }
+}

@@ -1,0 +1,266 @@
+import FarmCore
+import FarmStore
+
+/// What `ocrfarm export` writes: one searchable PDF per document, one file per page for the other formats.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    case pdf, txt, hocr, alto, page, json
+
+    /// How the format's file names end: `<document>.pdf`, `<document>/<page>.txt`, `….hocr`, `….alto.xml`,
+    /// `….page.xml`, `….json`.
+    public var fileExtension: String {
+        switch self {
+        case .pdf: "pdf"
+        case .txt: "txt"
+        case .hocr: "hocr"
+        case .alto: "alto.xml"
+        case .page: "page.xml"
+        case .json: "json"
+        }
+    }
+}
+
+/// What to export.
+public struct ExportOptions: Sendable {
+    /// The formats to write, in this order.
+    public var formats: [ExportFormat]
+    /// Names of the documents to export, as submitted or their file names (`Store.documents(named:)`; a name may
+    /// belong to several documents); empty: every document.
+    public var documents: [String]
+    /// Leave out documents with pages not done, instead of exporting their done pages.
+    public var completeOnly: Bool
+
+    public init(formats: [ExportFormat] = ExportFormat.allCases, documents: [String] = [], completeOnly: Bool = false) {
+        self.formats = formats
+        self.documents = documents
+        self.completeOnly = completeOnly
+    }
+}
+
+/// What an export wrote.
+public struct ExportSummary: Sendable, Equatable {
+    /// Documents with at least one file written.
+    public var documents = 0
+    /// Documents chosen but not written: not complete with `completeOnly`, or without a done page.
+    public var skipped = 0
+    /// Done pages written.
+    public var pages = 0
+    /// Files written.
+    public var files = 0
+    /// Warnings given.
+    public var warnings = 0
+
+    public init() {}
+}
+
+/// Why an export stopped.
+public struct ExportError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable {
+        /// A document name given to export matches no document.
+        case unknownDocument
+        /// The output folder or a file in it cannot be written.
+        case output
+        /// The store cannot be read.
+        case store
+        /// A document's PDF cannot be assembled.
+        case pdf
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// Writes the results of a store into a folder.
+///
+/// Layout, for a document whose safe name (`ExportNames`) is `NAME`:
+/// - `NAME.pdf`: the searchable PDF of the document's done pages in page order, merged with qpdf from the one-page
+///   PDFs the workers stored;
+/// - `NAME/0001.txt`, `.hocr`, `.alto.xml`, `.page.xml`, `.json`: one file per done page, numbered by the page's
+///   number in the document (zero-padded to at least four digits, more when the document has more pages), each a
+///   complete one-page document: the stored text, and the stored renderings.
+///
+/// Documents are walked in id order and pages in page order, in batches, one page's renderings in memory at a
+/// time. Pages not done are left out with a warning (or the whole document, with `completeOnly`); a done page
+/// without a stored rendering (submitted with `--outputs` leaving it out) is left out of that format with a
+/// warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
+public final class StoreExport {
+    private let store: Store
+    private let options: ExportOptions
+    /// Documents and pages read per query.
+    private let batchSize = 256
+
+    public init(store: Store, options: ExportOptions) {
+        self.store = store
+        self.options = options
+    }
+
+    /// Exports into the folder at `path` (made if missing). `progress` is called after each document with the
+    /// documents done and the documents to do.
+    public func run(into path: String, warn: (String) -> Void, progress: (Int, Int) -> Void = { _, _ in })
+        throws(ExportError) -> ExportSummary
+    {
+        let chosen = try chosenDocuments()
+        let folder: ExportFolder
+        do {
+            folder = try ExportFolder(path: path)
+        } catch {
+            throw ExportError(kind: .output, message: "cannot write into \(path): \(error.reason)")
+        }
+        var summary = ExportSummary()
+        do {
+            let total = try chosen.map(\.count) ?? store.read { try store.documentCount() }
+            let last = chosen?.max()
+            var names = ExportNames()
+            var after: DocumentID?
+            var done = 0
+            walk: while true {
+                let batch = try store.read { try store.documents(after: after, limit: batchSize) }
+                guard !batch.isEmpty else { break }
+                for document in batch {
+                    // Every document is named, exported or not, so names do not depend on what is chosen.
+                    let name = names.name(for: document.name, id: document.id)
+                    if let last, document.id > last { break walk }
+                    guard chosen?.contains(document.id) ?? true else { continue }
+                    try export(document, as: name, into: folder, summary: &summary, warn: warn)
+                    done += 1
+                    progress(done, total)
+                }
+                after = batch.last?.id
+            }
+        } catch let error as ExportError {
+            throw error
+        } catch let error as StoreError {
+            throw ExportError(kind: .store, message: error.message)
+        } catch let error as FileError {
+            throw ExportError(kind: .output, message: "cannot write \(error.path): \(error.reason)")
+        } catch let error as DocumentPDFError {
+            throw ExportError(kind: .pdf, message: error.message)
+        } catch {
+            throw ExportError(kind: .store, message: "\(error)")
+        }
+        return summary
+    }
+
+    /// The ids of the documents named in the options; nil for every document.
+    private func chosenDocuments() throws(ExportError) -> Set<DocumentID>? {
+        guard !options.documents.isEmpty else { return nil }
+        var chosen: Set<DocumentID> = []
+        do {
+            for name in options.documents {
+                let documents = try store.read { try store.documents(named: name) }
+                guard documents.isEmpty else {
+                    chosen.formUnion(documents.map(\.id))
+                    continue
+                }
+                let similar = try store.read { try store.documentNames(containing: name) }
+                var message = "no document named '\(RawPath(name))' in \(store.path)"
+                if !similar.isEmpty { message += "; names containing it: " + similar.map { "'\(RawPath($0))'" }.joined(separator: ", ") }
+                throw ExportError(kind: .unknownDocument, message: message)
+            }
+        } catch let error as ExportError {
+            throw error
+        } catch let error as StoreError {
+            throw ExportError(kind: .store, message: error.message)
+        } catch {
+            throw ExportError(kind: .store, message: "\(error)")
+        }
+        return chosen
+    }
+
+    private func export(_ document: DocumentRecord, as name: String, into folder: ExportFolder, summary: inout ExportSummary,
+                        warn report: (String) -> Void) throws
+    {
+        func warn(_ message: String) {
+            summary.warnings += 1
+            report(message)
+        }
+        let shown = "'\(RawPath(document.name))'"
+        let counts = try store.read { try store.counts(of: [document.id]) }
+        let total = counts.values.reduce(0, +)
+        let doneCount = counts[.done] ?? 0
+        if doneCount < total || total == 0 {
+            let state = Self.describe(counts, total: total)
+            if doneCount == 0 {
+                warn("document \(shown): \(state); nothing to export")
+                summary.skipped += 1
+                return
+            }
+            if options.completeOnly {
+                warn("document \(shown) skipped (--complete-only): \(state)")
+                summary.skipped += 1
+                return
+            }
+            warn("document \(shown) is not complete: \(state); exported the done pages only")
+        }
+        let digits = max(4, String(max(document.pageCount, 1)).count)
+        let pdf = options.formats.contains(.pdf) ? DocumentPDF(directory: folder.stagingPath, prefix: "d\(document.id)") : nil
+        var subfolder: ExportFolder.Subfolder?
+        var missing: [ExportFormat: (count: Int, pages: [Int])] = [:]
+        let filesBefore = summary.files
+        var after = 0
+        while true {
+            let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
+            guard let lastPage = pages.last else { break }
+            after = lastPage.number
+            for page in pages where page.state == .done {
+                var written = false
+                for format in options.formats {
+                    // One page's renderings at a time: each read, written and let go.
+                    let bytes = try store.read { () throws -> [UInt8]? in
+                        format == .txt ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                    }
+                    guard let bytes else {
+                        missing[format, default: (0, [])].count += 1
+                        if missing[format]!.pages.count < 10 { missing[format]!.pages.append(page.number) }
+                        continue
+                    }
+                    written = true
+                    if format == .pdf {
+                        try pdf?.append(bytes)
+                        continue
+                    }
+                    if subfolder == nil { subfolder = try folder.subfolder(name) }
+                    try folder.write(bytes, as: Self.padded(page.number, digits) + "." + format.fileExtension, in: subfolder)
+                    summary.files += 1
+                }
+                if written { summary.pages += 1 }
+            }
+        }
+        if let pdf, pdf.pageCount > 0 {
+            let staged = folder.stagedFile(".pdf")
+            try pdf.merge(into: staged.path)
+            try folder.publish(staged.name, as: name + ".pdf")
+            summary.files += 1
+        }
+        if !missing.isEmpty {
+            let outputs = try store.read { try store.options(of: document.id) }?.outputs
+            let submitted = outputs.map { " (submitted with --outputs \($0.isEmpty ? "none" : $0.joined(separator: ",")))" } ?? ""
+            for format in options.formats {
+                guard let gap = missing[format] else { continue }
+                var list = gap.pages.map(String.init).joined(separator: ", ")
+                if gap.count > gap.pages.count { list += " and \(gap.count - gap.pages.count) more" }
+                let what = format == .txt ? "text" : format.rawValue
+                warn("document \(shown): no stored \(what) for page\(gap.count == 1 ? "" : "s") \(list)\(submitted); left out of the \(format.rawValue) export")
+            }
+        }
+        if summary.files > filesBefore {
+            summary.documents += 1
+        } else {
+            summary.skipped += 1
+        }
+    }
+
+    /// "2 of 3 pages done (1 failed)".
+    static func describe(_ counts: [PageState: Int], total: Int) -> String {
+        let rest = [PageState.failed, .queued, .leased].compactMap { state in
+            (counts[state] ?? 0) > 0 ? "\(counts[state]!) \(state.rawValue)" : nil
+        }
+        return "\(counts[.done] ?? 0) of \(total) page\(total == 1 ? "" : "s") done" + (rest.isEmpty ? "" : " (" + rest.joined(separator: ", ") + ")")
+    }
+
+    static func padded(_ number: Int, _ digits: Int) -> String {
+        let text = String(number)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}

@@ -1,0 +1,101 @@
+import FarmCore
+import FarmExport
+import FarmStore
+
+/// `ocrfarm export`: the store's results as files.
+struct ExportCommand: Command {
+    static let name = "export"
+    static let abstract = "Write each document as a searchable PDF and its pages as text, hOCR, ALTO, PAGE XML and JSON."
+    static let arguments = ""
+    static let options: [OptionSpec] = [
+        OptionSpec("--out", value: "DIR", "The folder to write into (made if missing). Required."),
+        StoreOption.spec,
+        OptionSpec("--document", value: "NAME", repeatable: true,
+                   "Only this document (its name as submitted, or the file name); may be repeated. Default: all."),
+        OptionSpec("--format", value: "LIST",
+                   "Formats to write: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")) (comma-separated; default: all)."),
+        OptionSpec("--complete-only", "Skip documents that have pages not done yet, instead of exporting their done pages."),
+    ]
+    static let discussion = """
+    Layout: DIR/NAME.pdf holds the document's done pages in page order (one searchable PDF, merged with qpdf);
+    DIR/NAME/0001.txt, .hocr, .alto.xml, .page.xml and .json hold each done page (numbered by its page in the
+    document, padded to 4 digits or more), each a complete one-page document. NAME is the document name made
+    safe: path separators become _, control and Windows-reserved characters become _, the submitted file's
+    extension is dropped, long names are shortened around a …; a name that an earlier document (lower id) already
+    has, ignoring case, gets ~ID after it, so a document's name is the same in every export.
+
+    Pages not done (queued, leased, failed) are left out with a warning naming the document and its counts, or the
+    whole document with --complete-only. A done page without a stored rendering (submitted with --outputs leaving
+    it out) is left out of that format with a warning; text is always there. Files are written under a hidden
+    staging folder and renamed into place, so an interrupted export never leaves a half-written file under its
+    name; existing files of the same names are replaced, other files are left alone. Warnings go to standard
+    error, the summary to standard output.
+
+    Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
+    documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
+    74 the store cannot be read.
+    """
+
+    let storePath: String
+    let outPath: String
+    let options: ExportOptions
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard arguments.positionals.isEmpty else {
+            throw UsageError(message: "export takes no arguments, not '\(arguments.positionals[0])' (give the folder with --out)")
+        }
+        guard let out = arguments.string("--out"), !out.isEmpty else { throw UsageError(message: "--out DIR is required") }
+        outPath = out
+        storePath = StoreOption.path(arguments)
+        var formats = ExportFormat.allCases
+        if let list = arguments.string("--format") {
+            let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed }
+            formats = []
+            for name in names {
+                guard let format = ExportFormat(rawValue: name) else {
+                    throw UsageError(message: "--format takes \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+                }
+                if !formats.contains(format) { formats.append(format) }
+            }
+        }
+        // Document names are taken whole: a name may contain commas.
+        let documents = arguments.values["--document"] ?? arguments.string("--document").map { [$0] } ?? []
+        for name in documents where name.isEmpty { throw UsageError(message: "--document needs a name, not an empty string") }
+        options = ExportOptions(formats: formats, documents: documents, completeOnly: arguments.flag("--complete-only"))
+    }
+
+    func run() throws -> ExitStatus {
+        let store: Store
+        do {
+            store = try Store(path: storePath, readOnly: true)
+        } catch let error as StoreError {
+            throw CommandFailure(.noInput, error.message)
+        }
+        let bar = ProgressLine(enabled: Console.errorIsTerminal)
+        let summary: ExportSummary
+        do {
+            summary = try StoreExport(store: store, options: options).run(into: outPath, warn: { message in
+                bar.clear()
+                Console.error("ocrfarm export: warning: " + message)
+            }, progress: { done, total in
+                bar.show("exporting: \(done)/\(total) documents")
+            })
+        } catch {
+            bar.clear()
+            switch error.kind {
+            case .unknownDocument: throw CommandFailure(.noInput, error.message)
+            case .output: throw CommandFailure(.cannotCreate, error.message)
+            case .store: throw CommandFailure(.ioError, error.message)
+            case .pdf: throw CommandFailure(.software, error.message)
+            }
+        }
+        bar.clear()
+        func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        var line = "exported \(plural(summary.documents, "document")), \(plural(summary.pages, "page")), "
+        line += "\(plural(summary.files, "file")) into \(outPath)"
+        if summary.skipped > 0 { line += "; \(plural(summary.skipped, "document")) skipped" }
+        line += "; \(plural(summary.warnings, "warning"))"
+        Console.out(line + "\n")
+        return summary.warnings > 0 ? .dataError : .success
+    }
+}
