@@ -33,19 +33,32 @@ public enum SafeName {
     static let deviceNames: Set<String> = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
 
     /// The safe form of `name`.
+    ///
+    /// Works on Unicode scalars (a store of a million documents is named in one pass); only a name that must be
+    /// shortened is cut between characters.
     public static func make(_ name: String) -> String {
-        let parts = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).filter { $0 != "." && $0 != ".." }
-        var scalars = String.UnicodeScalarView()
-        for scalar in parts.joined(separator: "_").trimmed.unicodeScalars {
-            scalars.append(isUnsafe(scalar) ? "_" : scalar)
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(name.utf8.count)
+        // Path parts joined by "_", without empty, "." and ".." parts.
+        var part: [Unicode.Scalar] = []
+        func flush() {
+            guard !part.isEmpty, part != ["."], part != [".", "."] else { return part.removeAll() }
+            if !scalars.isEmpty { scalars.append("_") }
+            scalars += part
+            part.removeAll()
         }
-        var result = trimmed(String(scalars))
-        if let first = result.first, first == "." || first == "-" || first == "~" {
-            result = "_" + result.dropFirst()
+        for scalar in name.unicodeScalars {
+            if scalar == "/" || scalar == "\\" { flush() } else { part.append(scalar) }
         }
-        let stem = result.split(separator: ".", maxSplits: 1).first.map { String($0).trimmed.uppercased() } ?? ""
-        if deviceNames.contains(stem) { result = "_" + result }
-        result = shortened(result)
+        flush()
+        trimWhitespace(&scalars)
+        for index in scalars.indices where isUnsafe(scalars[index]) { scalars[index] = "_" }
+        trimEnds(&scalars)
+        if let first = scalars.first, first == "." || first == "-" || first == "~" { scalars[0] = "_" }
+        var stem = scalars.prefix { $0 != "." }[...]
+        while let last = stem.last, isWhitespace(last) { stem.removeLast() }
+        if stem.count <= 4, deviceNames.contains(String(String.UnicodeScalarView(stem)).uppercased()) { scalars.insert("_", at: 0) }
+        let result = shortened(String(String.UnicodeScalarView(scalars)))
         return result.isEmpty ? fallback : result
     }
 
@@ -59,26 +72,37 @@ public enum SafeName {
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: return true                  // control characters
+        case 0x22, 0x2A, 0x3A, 0x3C, 0x3E, 0x3F, 0x7C: return true  // " * : < > ? |, which Windows forbids
+        case 0x20...0x7E: return false
         case 0x2028, 0x2029: return true                            // line and paragraph separators
         case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true   // bidirectional controls
         case 0xFEFF, 0xFFF9...0xFFFB: return true                   // byte-order mark, interlinear annotation
-        default: break
+        case 0xFDD0...0xFDEF: return true                           // noncharacters…
+        default: return scalar.value & 0xFFFE == 0xFFFE             // …and U+xFFFE, U+xFFFF in every plane
         }
-        if scalar.properties.isNoncharacterCodePoint { return true }
-        return "<>:\"|?*".unicodeScalars.contains(scalar)
+    }
+
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII ? scalar == " " || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
+    }
+
+    static func trimWhitespace(_ scalars: inout [Unicode.Scalar]) {
+        while let last = scalars.last, isWhitespace(last) { scalars.removeLast() }
+        let leading = scalars.prefix(while: isWhitespace).count
+        if leading > 0 { scalars.removeFirst(leading) }
     }
 
     /// Spaces trimmed at both ends; dots, spaces and a submitted file's extension trimmed at the end, until none is left.
-    static func trimmed(_ name: String) -> String {
-        var result = Substring(name)
+    static func trimEnds(_ scalars: inout [Unicode.Scalar]) {
         while true {
-            let before = result.count
-            while let first = result.first, first.isWhitespace { result.removeFirst() }
-            while let last = result.last, last.isWhitespace || last == "." { result.removeLast() }
-            if let dot = result.lastIndex(of: "."), inputExtensions.contains(result[result.index(after: dot)...].lowercased()) {
-                result = result[..<dot]
+            let before = scalars.count
+            trimWhitespace(&scalars)
+            while let last = scalars.last, last == "." || isWhitespace(last) { scalars.removeLast() }
+            if let dot = scalars.lastIndex(of: "."), scalars.count - dot - 1 <= 4 {
+                let ending = String(String.UnicodeScalarView(scalars[(dot + 1)...])).lowercased()
+                if inputExtensions.contains(ending) { scalars.removeSubrange(dot...) }
             }
-            if result.count == before { return String(result) }
+            if scalars.count == before { return }
         }
     }
 
@@ -113,7 +137,7 @@ public enum SafeName {
 /// compared ignoring case (macOS and Windows folders do); then it gets the name with `~<id>` after it (`~<id>-2`, …
 /// in the unlikely case that is taken too). Documents are named in id order over the whole store, whatever is being
 /// exported, so a document's name depends only on the documents submitted before it: it is the same in every
-/// export, now and after more submissions. Remembers a 128-bit digest per name given, not the names: 24 bytes a
+/// export, now and after more submissions. Remembers a 128-bit hash per name given, not the names: 24 bytes a
 /// document.
 public struct ExportNames: Sendable {
     private struct Key: Hashable, Sendable {
@@ -121,9 +145,10 @@ public struct ExportNames: Sendable {
         let low: UInt64
     }
 
-    private var taken: Set<Key> = []
+    private var taken: Set<Key>
 
-    public init() {}
+    /// `expected`: about how many documents will be named (room is made for them at once).
+    public init(expected: Int = 0) { taken = Set(minimumCapacity: expected) }
 
     /// The name of the document `id` called `documentName`. Call in increasing id order.
     public mutating func name(for documentName: String, id: DocumentID) -> String {
@@ -137,20 +162,16 @@ public struct ExportNames: Sendable {
         return candidate
     }
 
+    /// Two 64-bit hashes of the name's lower-case UTF-8 (FNV-1a and a multiply-rotate one). A false match would only
+    /// give a document a `~<id>` it did not need; equal names always match.
     private static func key(_ name: String) -> Key {
-        var hasher = SHA256()
-        hasher.update(Array(name.lowercased().utf8))
-        let digest = hasher.finalize()
-        func word(_ start: Int) -> UInt64 { digest[start..<start + 8].reduce(0) { $0 << 8 | UInt64($1) } }
-        return Key(high: word(0), low: word(8))
-    }
-}
-
-extension String {
-    fileprivate var trimmed: String {
-        var result = Substring(self)
-        while let first = result.first, first.isWhitespace { result.removeFirst() }
-        while let last = result.last, last.isWhitespace { result.removeLast() }
-        return String(result)
+        var high: UInt64 = 0xcbf2_9ce4_8422_2325
+        var low: UInt64 = 0x9e37_79b9_7f4a_7c15
+        for byte in name.lowercased().utf8 {
+            high = (high ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            low = (low &+ UInt64(byte)) &* 0xbf58_476d_1ce4_e5b9
+            low = low << 31 | low >> 33
+        }
+        return Key(high: high, low: low)
     }
 }

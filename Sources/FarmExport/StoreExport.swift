@@ -109,9 +109,10 @@ public final class StoreExport {
         }
         var summary = ExportSummary()
         do {
-            let total = try chosen.map(\.count) ?? store.read { try store.documentCount() }
+            let stored = try store.read { try store.documentCount() }
+            let total = chosen?.count ?? stored
             let last = chosen?.max()
-            var names = ExportNames()
+            var names = ExportNames(expected: stored)
             var after: DocumentID?
             var done = 0
             walk: while true {
