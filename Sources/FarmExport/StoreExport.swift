@@ -61,8 +61,6 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case output
         /// The store cannot be read.
         case store
-        /// A document's PDF cannot be assembled.
-        case pdf
     }
 
     public let kind: Kind
@@ -83,7 +81,7 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 /// Documents are walked in id order and pages in page order, in batches, one page's renderings in memory at a
 /// time. Pages not done are left out with a warning (or the whole document, with `completeOnly`); a done page
 /// without a stored rendering (submitted with `--outputs` leaving it out) is left out of that format with a
-/// warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
+/// warning; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
 public final class StoreExport {
     private let store: Store
     private let options: ExportOptions
@@ -119,9 +117,9 @@ public final class StoreExport {
                 let batch = try store.read { try store.documents(after: after, limit: batchSize) }
                 guard !batch.isEmpty else { break }
                 for document in batch {
+                    if let last, document.id > last { break walk }
                     // Every document is named, exported or not, so names do not depend on what is chosen.
                     let name = names.name(for: document.name, id: document.id)
-                    if let last, document.id > last { break walk }
                     guard chosen?.contains(document.id) ?? true else { continue }
                     try export(document, as: name, into: folder, summary: &summary, warn: warn)
                     done += 1
@@ -136,7 +134,7 @@ public final class StoreExport {
         } catch let error as FileError {
             throw ExportError(kind: .output, message: "cannot write \(error.path): \(error.reason)")
         } catch let error as DocumentPDFError {
-            throw ExportError(kind: .pdf, message: error.message)
+            throw ExportError(kind: .output, message: error.message)
         } catch {
             throw ExportError(kind: .store, message: "\(error)")
         }
@@ -230,9 +228,14 @@ public final class StoreExport {
         }
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")
-            try pdf.merge(into: staged.path)
-            try folder.publish(staged.name, as: name + ".pdf")
-            summary.files += 1
+            do {
+                try pdf.merge(into: staged.path)
+                try folder.publish(staged.name, as: name + ".pdf")
+                summary.files += 1
+            } catch let error as DocumentPDFError {
+                // A stored page qpdf cannot read costs this document its PDF, not the export.
+                warn("document \(shown): \(error.message); no PDF written")
+            }
         }
         if !missing.isEmpty {
             let outputs = try store.read { try store.options(of: document.id) }?.outputs

@@ -26,10 +26,11 @@ struct ExportCommand: Command {
 
     Pages not done (queued, leased, failed) are left out with a warning naming the document and its counts, or the
     whole document with --complete-only. A done page without a stored rendering (submitted with --outputs leaving
-    it out) is left out of that format with a warning; text is always there. Files are written under a hidden
-    staging folder and renamed into place, so an interrupted export never leaves a half-written file under its
-    name; existing files of the same names are replaced, other files are left alone. Warnings go to standard
-    error, the summary to standard output.
+    it out) is left out of that format with a warning; text is always there. A document whose stored PDF pages
+    qpdf cannot merge gets no PDF, with a warning. Files are written under a hidden staging folder and renamed
+    into place, so an interrupted export never leaves a half-written file under its name; existing files of the
+    same names are replaced, other files are left alone. Warnings go to standard error, the summary to standard
+    output.
 
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
     documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
@@ -86,7 +87,6 @@ struct ExportCommand: Command {
             case .unknownDocument: throw CommandFailure(.noInput, error.message)
             case .output: throw CommandFailure(.cannotCreate, error.message)
             case .store: throw CommandFailure(.ioError, error.message)
-            case .pdf: throw CommandFailure(.software, error.message)
             }
         }
         bar.clear()

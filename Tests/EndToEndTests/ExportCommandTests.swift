@@ -299,6 +299,29 @@ struct ExportCommandTests {
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: out).contains { $0.hasPrefix(".ocrfarm-export-") }))
     }
 
+    @Test("a stored PDF page qpdf cannot read costs its document the PDF, with a warning; the rest is exported")
+    func brokenPDFPage() throws {
+        let farm = try farm()
+        // A copy of the store with one page's PDF damaged, as a failing disk or a foreign tool might leave it.
+        let copy = farm.folder.file("exports/broken.db")
+        try FileManager.default.createDirectory(atPath: farm.folder.file("exports"), withIntermediateDirectories: true)
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: farm.store + suffix) {
+            try? FileManager.default.removeItem(atPath: copy + suffix)
+            try FileManager.default.copyItem(atPath: farm.store + suffix, toPath: copy + suffix)
+        }
+        let writer = try Store(path: copy)
+        let damaged = try page(writer, "clean pages", 2).id
+        try writer.connection.execute("UPDATE artifacts SET data = CAST('%PDF-1.5 not really' AS BLOB) WHERE page_id = \(damaged.rawValue) AND name = 'pdf'")
+        let out = farm.folder.file("exports/broken")
+        let output = try Run.ocrfarm(["export", "--store", copy, "--out", out, "--document", "clean pages", "--document", "a_b"])
+        #expect(output.status == 65)
+        #expect(output.stderrLines.contains { $0.hasPrefix("ocrfarm export: warning: document 'clean pages': cannot merge 2 PDF pages:") && $0.hasSuffix("; no PDF written") }, "\(output.stderr)")
+        let entries = Set(try FileManager.default.contentsOfDirectory(atPath: out))
+        let collided = try #require(try writer.documents(named: "a_b").first?.id)
+        #expect(entries == ["clean pages", "a_b~\(collided).pdf", "a_b~\(collided)"], "\(entries.sorted())")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/clean pages").count == 10)
+    }
+
     func pdfPages(_ path: String) throws -> Int? {
         let info = try Run.process("/usr/bin/pdfinfo", [path]).text
         return info.split(separator: "\n").first { $0.hasPrefix("Pages:") }.flatMap { Int($0.split(separator: " ").last ?? "") }
