@@ -34,6 +34,8 @@ public struct EnhanceStage: PageStage {
         // share its pixels with the caller's image).
         let page = image.depth == 32 ? try image.luminance() : try image.grayscale().copy()
         let width = page.width, height = page.height
+        // Too small to hold lighting worth flattening (and for a quarter-size background map): left as it is.
+        guard min(width, height) >= 16 else { return page }
         let scale = Double(width) / 2480
         let window = max(3, Int((31 * scale).rounded()) | 1)
         let background = try page.resampled(by: 0.25)

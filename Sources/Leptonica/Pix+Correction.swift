@@ -119,12 +119,15 @@ extension Pix {
         return try Pix.make("pixGammaTRC", pixGammaTRC(nil, gray.pointer, Float(gamma), Int32(black), Int32(white)))
     }
 
-    /// Sauvola local binarization: 1 bpp, text black.
+    /// Sauvola local binarization: 1 bpp, text black. Leptonica needs the image at least 2·`window`+3 pixels
+    /// on each side: a smaller image gets a smaller window, and one too small for any a global threshold.
     public func sauvolaBinarized(window: Int = 8, factor: Double = 0.34) throws(LeptonicaError) -> Pix {
         LeptonicaLibrary.prepare()
         let gray = try grayscale()
+        let fitting = min(window, (min(width, height) - 3) / 2)
+        guard fitting >= 2 else { return try gray.binarized() }
         var result: UnsafeMutablePointer<PIX>?
-        guard pixSauvolaBinarize(gray.pointer, Int32(window), Float(factor), 1, nil, nil, nil, &result) == 0 else {
+        guard pixSauvolaBinarize(gray.pointer, Int32(fitting), Float(factor), 1, nil, nil, nil, &result) == 0 else {
             throw LeptonicaError.captured("pixSauvolaBinarize", fallback: "failed")
         }
         return try Pix.make("pixSauvolaBinarize", result)

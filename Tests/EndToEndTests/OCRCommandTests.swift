@@ -417,3 +417,18 @@ extension RecognitionLevelAndLanguageTests {
         #expect(read["text"]?.stringValue?.contains("Permission") == true)
     }
 }
+
+@Suite("tiny images (end to end)")
+struct TinyImageTests {
+    @Test("1×1, 8×8 and 12×40 pixel pages go through every stage: read (no text), not an internal error",
+          arguments: [(1, 1), (8, 8), (40, 12)])
+    func tiny(size: (width: UInt32, height: UInt32)) throws {
+        let folder = TemporaryDirectory("e2e-tiny")
+        let path = folder.write("tiny.png", TestImages.png(width: size.width, height: size.height, shade: 200))
+        for mode in ["gray", "bw"] {
+            let run = try Run.ocrfarm(["ocr", path, "--format", "json", "--mode", mode])
+            #expect(run.status == 0, "\(size) \(mode): \(run.stderr)")
+            #expect(!run.text.contains("internal-error"), "\(run.text)")
+        }
+    }
+}
