@@ -151,6 +151,8 @@ extension Store {
 
     /// Puts a page's text into the search index (replacing what was there); part of recording its result.
     func indexForSearch(_ page: PageID, text: String) throws {
+        // A page without text has nothing to find (blank pages, the null engine): no row.
+        guard text.contains(where: { !$0.isWhitespace }) else { return }
         try connection.cached("INSERT OR REPLACE INTO page_search (rowid, body) VALUES (?, ?)")
             .execute([.integer(page.rawValue), .text(SearchText.indexed(text))])
     }
