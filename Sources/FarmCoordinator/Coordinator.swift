@@ -191,8 +191,14 @@ public final class Coordinator {
         do throws(ProtocolError) {
             message = try FrameCodec.decode(frames[1...])
             if case .job = message { throw ProtocolError.unknownCommand("JOB from a worker") }
+            if case .pong = message { throw ProtocolError.unknownCommand("PONG from a peer") }
         } catch {
             countMalformed(error.kind, detail: error.description)
+            return
+        }
+        if case .ping(let probe) = message {
+            // A health probe: answered from the loop, so a hung loop fails it; the sender never becomes a worker.
+            _ = try? socket.send([route] + FrameCodec.encode(.pong(Probe(nonce: probe.nonce, version: FarmVersion.string))))
             return
         }
         let now = Clock.monotonicMilliseconds
@@ -226,7 +232,7 @@ public final class Coordinator {
             break
         case .bye(let bye):
             leave(worker, reason: bye.reason, returned: Set(bye.returned))
-        case .hello, .job:
+        case .hello, .job, .ping, .pong:
             break
         }
     }

@@ -43,6 +43,10 @@ public enum FrameCodec {
                 ("reason", JSON(bye.reason)),
                 ("returned", attemptList(bye.returned)),
             ]
+        case .ping(let probe):
+            header = [("nonce", JSON(probe.nonce))]
+        case .pong(let probe):
+            header = [("nonce", JSON(probe.nonce)), ("version", JSON(probe.version))]
         }
         return [Wire.version, Array(message.command.rawValue.utf8), JSON.object(header).bytes] + blobs
     }
@@ -129,6 +133,10 @@ public enum FrameCodec {
             return .heartbeat
         case .bye:
             return .bye(Bye(reason: string(header, "reason", default: ""), returned: attempts(header["returned"])))
+        case .ping:
+            return .ping(Probe(nonce: try int(header, "nonce")))
+        case .pong:
+            return .pong(Probe(nonce: try int(header, "nonce"), version: string(header, "version", default: "")))
         }
     }
 

@@ -15,6 +15,11 @@ import FarmCore
 /// | worker | FAIL | page, attempt, stage, code, message, retryable | |
 /// | both | HEARTBEAT | | |
 /// | both | BYE | reason, returned: [[page, attempt]] | |
+/// | probe | PING | nonce | |
+/// | coordinator | PONG | nonce, version | |
+///
+/// PING comes from `ocrfarm health`, not from a worker: the coordinator answers it from its poll loop (so a hung
+/// loop fails the probe) and keeps no state for the sender, which never joins as a worker.
 public enum Wire {
     public static let version: [UInt8] = Array("OCRF1".utf8)
     /// How often each side sends a heartbeat when it has sent nothing else.
@@ -41,6 +46,8 @@ public enum Command: String, Sendable, CaseIterable {
     case fail = "FAIL"
     case heartbeat = "HEARTBEAT"
     case bye = "BYE"
+    case ping = "PING"
+    case pong = "PONG"
 }
 
 /// What kind of bytes a JOB carries.
@@ -152,6 +159,18 @@ public struct Bye: Sendable, Equatable {
     }
 }
 
+/// A probe's question (`ocrfarm health`) and the coordinator's answer, matched by `nonce`.
+public struct Probe: Sendable, Equatable {
+    public var nonce: Int
+    /// The answering coordinator's version (empty in a PING).
+    public var version: String
+
+    public init(nonce: Int, version: String = "") {
+        self.nonce = nonce
+        self.version = version
+    }
+}
+
 /// One protocol message.
 public enum Message: Sendable, Equatable {
     case hello(Hello)
@@ -161,6 +180,8 @@ public enum Message: Sendable, Equatable {
     case fail(FailMessage)
     case heartbeat
     case bye(Bye)
+    case ping(Probe)
+    case pong(Probe)
 
     public var command: Command {
         switch self {
@@ -171,6 +192,8 @@ public enum Message: Sendable, Equatable {
         case .fail: .fail
         case .heartbeat: .heartbeat
         case .bye: .bye
+        case .ping: .ping
+        case .pong: .pong
         }
     }
 }

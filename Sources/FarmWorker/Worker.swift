@@ -253,7 +253,7 @@ public final class Worker {
                 // back: either way we introduce ourselves again.
                 reconnect()
                 return
-            case .heartbeat, .hello, .credit, .result, .fail:
+            case .heartbeat, .hello, .credit, .result, .fail, .ping, .pong:
                 break
             }
         }

@@ -56,6 +56,7 @@ enum Commands {
         ExportCommand.self,
         OCRCommand.self,
         InspectCommand.self,
+        HealthCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

@@ -25,6 +25,8 @@ struct FrameCodecTests {
                                                                 message: "damaged png", retryable: false))),
         .heartbeat,
         .bye(Bye(reason: "shutdown", returned: [attempt, AttemptID(page: PageID(7), number: 1)])),
+        .ping(Probe(nonce: 123_456)),
+        .pong(Probe(nonce: 123_456, version: "0.1.0")),
     ]
 
     @Test("every message round-trips through its frames", arguments: messages)
@@ -48,6 +50,7 @@ struct FrameCodecTests {
         ([Array("OCRF1".utf8), Array("RESULT".utf8), Array("{\"page\":1,\"attempt\":1}".utf8), [1]], "missing-blob"),
         ([Array("OCRF1".utf8), Array("FAIL".utf8), Array("{\"page\":0,\"attempt\":1}".utf8)], "bad-header"),
         ([Array("OCRF1".utf8), Array("FAIL".utf8), [0xFF, 0xFE]], "bad-header"),
+        ([Array("OCRF1".utf8), Array("PING".utf8), Array("{}".utf8)], "bad-header"),
     ] as [([[UInt8]], String)])
     func malformed(frames: [[UInt8]], kind: String) {
         do {
