@@ -57,6 +57,7 @@ enum Commands {
         OCRCommand.self,
         InspectCommand.self,
         HealthCommand.self,
+        BackupCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

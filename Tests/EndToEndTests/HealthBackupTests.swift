@@ -71,4 +71,57 @@ struct HealthBackupTests {
         #expect((json["coordinator"]?["workers_lost"]?.intValue ?? 0) == 0)
         farm.stopAll()
     }
+
+    @Test("backup while a coordinator and a worker process pages: every copy sound, the farm finishes")
+    func backupWhileRunning() throws {
+        let farm = FarmHarness()
+        let pages = 400
+        try farm.submit([try TestImages.tinyPages(pages, in: farm.folder)])
+        let port = FarmHarness.freePort()
+        _ = try farm.startCoordinator(port: port)
+        _ = try farm.startWorker(port: port, ["--engine", "none", "--slots", "1"], name: "worker")
+
+        var copies: [(done: Int, total: Int)] = []
+        var liveDoneAfter: [Int] = []
+        var index = 0
+        repeat {
+            let file = farm.folder.file("backup-\(index).db")
+            index += 1
+            let run = try Run.ocrfarm(["backup", "--store", farm.storePath, "--to", file])
+            #expect(run.status == 0, "\(run.stderr)")
+            guard run.status == 0 else { break }
+            #expect(run.text.contains("integrity ok"))
+            liveDoneAfter.append(try openStore(farm).status().count(.done))
+            #expect(!FileManager.default.fileExists(atPath: file + "-wal"), "the copy is one file")
+            let copy = try Store(path: file, readOnly: true)
+            #expect(try copy.integrityCheck() == "ok")
+            let status = try copy.status()
+            #expect(run.text.contains("pages \(status.totalPages) "), "\(run.text)")
+            copies.append((status.count(.done), status.totalPages))
+            if try openStore(farm).status().count(.done) >= pages { break }
+        } while copies.count < 50
+
+        #expect(try FarmHarness.wait(seconds: 60) { try openStore(farm).status().count(.done) == pages }, "\(farm.logs)")
+        #expect(!copies.isEmpty)
+        for (number, copy) in copies.enumerated() {
+            #expect(copy.total == pages)
+            #expect(copy.done <= liveDoneAfter[number], "a copy cannot be ahead of the live store")
+            if number > 0 { #expect(copy.done >= copies[number - 1].done, "copies move forward in time") }
+        }
+        print("backup while running: \(copies.count) copies, done in copies \(copies.map(\.done))")
+
+        // An existing file is kept unless --force; the store itself is never a target.
+        let first = farm.folder.file("backup-0.db")
+        let again = try Run.ocrfarm(["backup", "--store", farm.storePath, "--to", first])
+        #expect(again.status == 73 && again.stderr.contains("already exists; give --force"))
+        let forced = try Run.ocrfarm(["backup", "--store", farm.storePath, "--to", first, "--force"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try Store(path: first, readOnly: true).status().count(.done) == pages)
+        let itself = try Run.ocrfarm(["backup", "--store", farm.storePath, "--to", farm.storePath, "--force"])
+        #expect(itself.status == 73 && itself.stderr.contains("is the store itself"))
+        #expect(try Run.ocrfarm(["backup", "--store", farm.storePath]).status == 64)
+        #expect(try Run.ocrfarm(["backup", "--store", farm.folder.file("missing.db"), "--to", farm.folder.file("x.db")]).status == 66)
+        #expect(!FileManager.default.fileExists(atPath: farm.folder.file("x.db")))
+        farm.stopAll()
+    }
 }
