@@ -31,6 +31,8 @@ public struct WorkerConfiguration: Sendable {
     /// Test-only: abort the whole process on a page whose source contains this text.
     public var crashTrigger: String?
     public var limits: DecodeLimits
+    /// CURVE keys for an encrypted, authenticated connection; nil connects in clear text.
+    public var curve: CurveClientKeys?
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
                 languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
@@ -175,6 +177,7 @@ public final class Worker {
         generation += 1
         do {
             let socket = try Socket(context, type: .dealer)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             try socket.set(.linger, 0)
             try socket.set(.maxMessageSize, Wire.maxMessageBytes)
             try socket.set(.sendHighWaterMark, 0)
