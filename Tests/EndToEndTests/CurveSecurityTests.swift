@@ -161,4 +161,23 @@ struct CurveSecurityTests {
         #expect(try FarmHarness.wait(seconds: 30) { try openStore(farm).status().count(.done) == 3 }, "\(farm.logs)")
         farm.stopAll()
     }
+
+    @Test("health reaches a coordinator with CURVE only with an authorized key")
+    func healthWithCurve() throws {
+        let farm = FarmHarness()
+        let keys = try keys(farm)
+        _ = try keygen(farm, "stranger")
+        let port = FarmHarness.freePort()
+        _ = try farm.startCoordinator(port: port, ["--curve-secret", keys.coordinatorSecret, "--authorized-workers", keys.authorized])
+        let address = "tcp://127.0.0.1:\(port)"
+        let answered = try FarmHarness.wait(seconds: 20) {
+            try Run.ocrfarm(["health", "--connect", address, "--timeout", "1", "--curve-secret", keys.workerSecret,
+                             "--coordinator-key", keys.coordinatorPublic]).status == 0
+        }
+        #expect(answered, "\(farm.logs)")
+        #expect(try Run.ocrfarm(["health", "--connect", address, "--timeout", "1"]).status == 69)
+        #expect(try Run.ocrfarm(["health", "--connect", address, "--timeout", "1", "--curve-secret", farm.folder.file("stranger.key"),
+                                 "--coordinator-key", keys.coordinatorPublic]).status == 69)
+        farm.stopAll()
+    }
 }
