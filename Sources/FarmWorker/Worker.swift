@@ -180,6 +180,9 @@ public final class Worker {
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             try socket.set(.linger, 0)
             try socket.set(.maxMessageSize, Wire.maxMessageBytes)
+            // A DEALER with no peer blocks on send; a coordinator that refused our CURVE handshake leaves none, so
+            // a send gives up after a heartbeat (outcomes wait in `unsent`) and liveness reconnects as usual.
+            try socket.set(.sendTimeout, Int32(clamping: configuration.heartbeatMilliseconds))
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try socket.connect(configuration.connect)

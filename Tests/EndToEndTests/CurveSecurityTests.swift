@@ -142,7 +142,7 @@ struct CurveSecurityTests {
         let port = FarmHarness.freePort()
         let coordinator = try farm.startCoordinator(port: port, Self.fast + ["--curve-secret", keys.coordinatorSecret,
                                                                              "--authorized-workers", keys.authorized])
-        _ = try farm.startWorker(port: port, ["--engine", "none", "--curve-secret", farm.folder.file("stranger.key"),
+        let strangerWorker = try farm.startWorker(port: port, ["--engine", "none", "--curve-secret", farm.folder.file("stranger.key"),
                                               "--coordinator-key", keys.coordinatorPublic] + Self.fast, name: "stranger")
         let refused = FarmHarness.wait(seconds: 20) { coordinator.log.contains("refused an unknown worker key") }
         #expect(refused, "\(farm.logs)")
@@ -154,6 +154,11 @@ struct CurveSecurityTests {
         let log = coordinator.log
         #expect(log.contains(stranger.public), "\(log)")
         #expect(log.components(separatedBy: "refused an unknown worker key").count == 2, "logged once: \(log)")
+        // A refused worker is not stuck in a send to a peer it never got: it keeps retrying and stops on SIGTERM.
+        #expect(strangerWorker.log.contains("reconnecting"), "\(strangerWorker.log)")
+        let stopped = Date()
+        #expect(strangerWorker.terminate(waiting: 5) == 0)
+        #expect(Date().timeIntervalSince(stopped) < 5, "\(strangerWorker.log)")
 
         // The authorized key, on the same coordinator, gets all three.
         _ = try farm.startWorker(port: port, ["--engine", "none", "--curve-secret", keys.workerSecret,
