@@ -21,6 +21,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxMessageBytes: Int64
     /// Messages handled per loop turn before committing (group commit).
     public var batchLimit: Int
+    /// CURVE encryption and worker authentication; nil leaves the socket in clear text and open to anyone.
+    public var curve: CurveServerSettings?
 
     public init(bind: String = "tcp://*:5555", heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, retry: RetryPolicy = RetryPolicy(), leaseSeconds: Double = 3600,
@@ -65,6 +67,7 @@ public final class Coordinator {
     private let store: Store
     private let context: Context
     private let socket: Socket
+    private let authenticator: ZAPAuthenticator?
     /// The endpoint actually bound (with the port the system chose for `:*`).
     public let endpoint: String
 
@@ -94,7 +97,14 @@ public final class Coordinator {
         self.store = store
         self.context = context
         self.configuration = configuration
+        // The ZAP handler is bound before the socket, so no worker can finish a handshake unchecked.
+        authenticator = try configuration.curve.map { curve throws(ZMQError) in
+            try ZAPAuthenticator(context: context, authorized: curve.authorizedKeys)
+        }
         socket = try Socket(context, type: .router)
+        if let curve = configuration.curve {
+            try socket.makeCurveServer(secretKey: curve.secretKey, domain: ZAPAuthenticator.domain)
+        }
         try socket.set(.linger, 0)
         try socket.set(.routerMandatory, true)
         try socket.set(.maxMessageSize, configuration.maxMessageBytes)
@@ -102,7 +112,7 @@ public final class Coordinator {
         try socket.set(.receiveHighWaterMark, 0)
         try socket.bind(configuration.bind)
         endpoint = try socket.lastEndpoint
-        if Self.isPublic(endpoint) {
+        if configuration.curve == nil && Self.isPublic(endpoint) {
             Log.warning("listening on a non-loopback address without encryption", ["endpoint": endpoint])
         }
 
@@ -116,7 +126,8 @@ public final class Coordinator {
             try store.recordLiveness(WorkerLiveness(heartbeatMilliseconds: configuration.heartbeatMilliseconds,
                                                     liveness: configuration.liveness))
         }
-        Log.info("coordinator started", ["endpoint": endpoint, "store": store.path, "recovered_leases": String(recovered)])
+        Log.info("coordinator started", ["endpoint": endpoint, "store": store.path, "recovered_leases": String(recovered),
+                                         "curve": configuration.curve.map { "on, \($0.authorizedKeys.count) authorized keys" } ?? "off"])
     }
 
     static func isPublic(_ endpoint: String) -> Bool {

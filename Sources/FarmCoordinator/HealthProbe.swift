@@ -29,6 +29,8 @@ public struct HealthProbe {
 
     public let endpoint: String
     public let timeoutMilliseconds: Int
+    /// CURVE keys for a coordinator that runs with CURVE (the probe's key must be authorized like a worker's).
+    public var curve: CurveClientKeys?
 
     public init(endpoint: String, timeoutMilliseconds: Int) {
         self.endpoint = endpoint
@@ -43,6 +45,7 @@ public struct HealthProbe {
         let socket: Socket
         do throws(ZMQError) {
             socket = try Socket(context, type: .dealer)
+            if let curve { try socket.makeCurveClient(curve) }
             try socket.set(.linger, 0)
             try socket.set(.maxMessageSize, Self.maxMessageBytes)
             try socket.set(.sendTimeout, Int32(clamping: timeoutMilliseconds))

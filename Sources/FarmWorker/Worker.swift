@@ -31,6 +31,8 @@ public struct WorkerConfiguration: Sendable {
     /// Test-only: abort the whole process on a page whose source contains this text.
     public var crashTrigger: String?
     public var limits: DecodeLimits
+    /// CURVE keys for an encrypted, authenticated connection; nil connects in clear text.
+    public var curve: CurveClientKeys?
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
                 languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
@@ -175,8 +177,12 @@ public final class Worker {
         generation += 1
         do {
             let socket = try Socket(context, type: .dealer)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             try socket.set(.linger, 0)
             try socket.set(.maxMessageSize, Wire.maxMessageBytes)
+            // A DEALER with no peer blocks on send; a coordinator that refused our CURVE handshake leaves none, so
+            // a send gives up after a heartbeat (outcomes wait in `unsent`) and liveness reconnects as usual.
+            try socket.set(.sendTimeout, Int32(clamping: configuration.heartbeatMilliseconds))
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try socket.connect(configuration.connect)

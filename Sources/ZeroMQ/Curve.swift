@@ -4,6 +4,12 @@ import CZeroMQ
 public struct CurveKeyPair: Sendable, Equatable {
     public let publicKey: String
     public let secretKey: String
+
+    /// A pair from its two Z85 keys (no check that they belong together; see `Curve.publicKey(forSecret:)`).
+    public init(publicKey: String, secretKey: String) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+    }
 }
 
 /// CURVE key generation and Z85 encoding.

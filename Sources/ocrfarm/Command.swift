@@ -58,6 +58,7 @@ enum Commands {
         InspectCommand.self,
         HealthCommand.self,
         BackupCommand.self,
+        KeygenCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

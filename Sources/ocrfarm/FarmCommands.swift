@@ -40,6 +40,8 @@ struct CoordinatorCommand: Command {
         OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
         OptionSpec("--metrics-listen", value: "ADDR",
                    "Serve `status --prometheus` over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)."),
+        OptionSpec("--curve-secret", value: "FILE", "Encrypt with CURVE using this secret key from `ocrfarm keygen` (mode 0600)."),
+        OptionSpec("--authorized-workers", value: "DIR", "With --curve-secret: let in only workers whose key is in DIR/*.pub."),
     ] + LogOptions.specs
     static let discussion = """
     The coordinator runs one poll loop: a lease is written to the store before its job leaves, results are
@@ -49,11 +51,17 @@ struct CoordinatorCommand: Command {
     --metrics-listen answers GET /metrics (404 for other paths) on its own thread with its own read-only store
     connection, one client at a time with 2 s timeouts, so a slow scraper never holds up the poll loop. It has no
     authentication: keep it on loopback or a private network.
+
+    With --curve-secret and --authorized-workers every connection is encrypted and a worker whose public key is not
+    in DIR fails its handshake: it never gets a page, and its key is logged once. The keys are read at start.
+    Without CURVE, binding an address other than loopback prints a warning.
     """
 
     let storePath: String
     let configuration: CoordinatorConfiguration
     let metricsListen: String?
+    let curveSecret: String?
+    let authorizedWorkers: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "coordinator takes no arguments") }
@@ -62,6 +70,11 @@ struct CoordinatorCommand: Command {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                   (0...65535).contains(port)
             else { throw UsageError(message: "--metrics-listen takes HOST:PORT, e.g. 127.0.0.1:9464, not '\(address)'") }
+        }
+        curveSecret = arguments.string("--curve-secret")
+        authorizedWorkers = arguments.string("--authorized-workers")
+        guard (curveSecret == nil) == (authorizedWorkers == nil) else {
+            throw UsageError(message: "--curve-secret and --authorized-workers go together")
         }
         try LogOptions.apply(arguments, role: "coordinator")
         storePath = StoreOption.path(arguments)
@@ -77,6 +90,11 @@ struct CoordinatorCommand: Command {
 
     func run() throws -> ExitStatus {
         Shutdown.install()
+        var configuration = configuration
+        if let curveSecret, let authorizedWorkers {
+            configuration.curve = CurveServerSettings(secretKey: try CurveKeyFiles.secret(curveSecret).secretKey,
+                                                      authorizedKeys: try CurveKeyFiles.authorized(authorizedWorkers))
+        }
         let store = try Store(path: storePath)
         // Metrics first: a port that cannot be had stops the command before the coordinator takes over the store.
         var metrics: MetricsServer?
@@ -119,18 +137,30 @@ struct WorkerCommand: Command {
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
+        OptionSpec("--curve-secret", value: "FILE", "Encrypt with CURVE using this worker's secret key (mode 0600)."),
+        OptionSpec("--coordinator-key", value: "FILE", "With --curve-secret: the coordinator's public key (its .pub file)."),
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
     ] + LogOptions.specs
     static let discussion = """
     Pages arrive with their bytes, so workers need no shared disk. If the coordinator goes silent, the worker
     reconnects with a backoff from 1 s doubling to 32 s; pages in progress are finished and reported on the new
     connection. SIGTERM finishes the pages in hand within the grace period and gives the rest back.
+
+    With --curve-secret and --coordinator-key the connection is encrypted; a coordinator that does not know this
+    worker's public key refuses the handshake, and the worker keeps retrying without getting pages.
     """
 
     let configuration: WorkerConfiguration
+    let curveSecret: String?
+    let coordinatorKey: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "worker takes no arguments") }
+        curveSecret = arguments.string("--curve-secret")
+        coordinatorKey = arguments.string("--coordinator-key")
+        guard (curveSecret == nil) == (coordinatorKey == nil) else {
+            throw UsageError(message: "--curve-secret and --coordinator-key go together")
+        }
         try LogOptions.apply(arguments, role: "worker")
         let engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
@@ -148,6 +178,11 @@ struct WorkerCommand: Command {
 
     func run() throws -> ExitStatus {
         Shutdown.install()
+        var configuration = configuration
+        if let curveSecret, let coordinatorKey {
+            configuration.curve = CurveClientKeys(serverKey: try CurveKeyFiles.publicKey(coordinatorKey),
+                                                  pair: try CurveKeyFiles.secret(curveSecret))
+        }
         if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
         let worker = try Worker(configuration: configuration, context: try Context())
         do {

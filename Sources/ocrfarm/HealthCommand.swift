@@ -10,6 +10,8 @@ struct HealthCommand: Command {
     static let options: [OptionSpec] = [
         OptionSpec("--connect", value: "ADDR", "The coordinator, tcp://HOST:PORT or HOST:PORT (default: tcp://127.0.0.1:5555)."),
         OptionSpec("--timeout", value: "SECONDS", "How long to wait for the answer (default: 2)."),
+        OptionSpec("--curve-secret", value: "FILE", "For a coordinator with CURVE: an authorized key's secret file (mode 0600)."),
+        OptionSpec("--coordinator-key", value: "FILE", "With --curve-secret: the coordinator's public key (its .pub file)."),
     ]
     static let discussion = """
     Sends one PING and waits for the coordinator's PONG. The coordinator answers from its poll loop, so a loop
@@ -18,23 +20,37 @@ struct HealthCommand: Command {
 
     Prints one line: "ok ADDR version V in N ms", or the reason on stderr.
 
-    Exit status: 0 the coordinator answered; 64 bad options or address; 69 no answer within the timeout.
+    A coordinator with CURVE answers only a probe whose key it authorizes: give --curve-secret and --coordinator-key.
+
+    Exit status: 0 the coordinator answered; 64 bad options or address; 69 no answer within the timeout; 78 a bad key file.
     """
 
     let endpoint: String
     let timeoutMilliseconds: Int
+    let curveSecret: String?
+    let coordinatorKey: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "health takes no arguments") }
         let address = arguments.string("--connect") ?? "tcp://127.0.0.1:5555"
         endpoint = address.contains("://") ? address : "tcp://" + address
         timeoutMilliseconds = Int(((try arguments.double("--timeout", range: 0.01...3600)) ?? 2) * 1000)
+        curveSecret = arguments.string("--curve-secret")
+        coordinatorKey = arguments.string("--coordinator-key")
+        guard (curveSecret == nil) == (coordinatorKey == nil) else {
+            throw UsageError(message: "--curve-secret and --coordinator-key go together")
+        }
     }
 
     func run() throws -> ExitStatus {
+        var probe = HealthProbe(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+        if let curveSecret, let coordinatorKey {
+            probe.curve = CurveClientKeys(serverKey: try CurveKeyFiles.publicKey(coordinatorKey),
+                                          pair: try CurveKeyFiles.secret(curveSecret))
+        }
         let context = try Context()
         do {
-            let answer = try HealthProbe(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds).check(context: context)
+            let answer = try probe.check(context: context)
             Console.out("ok \(endpoint) version \(answer.version) in \(Format.fixed(answer.milliseconds, 1)) ms\n")
             return .success
         } catch {
