@@ -39,12 +39,7 @@ struct BackupCommand: Command {
     }
 
     func run() throws -> ExitStatus {
-        let store: Store
-        do {
-            store = try Store(path: storePath, readOnly: true)
-        } catch let error as StoreError {
-            throw CommandFailure(.noInput, error.message)
-        }
+        let store = try ReportDocuments.open(storePath)
         if let target = FileSystem.canonicalPath(destination) {
             if target == FileSystem.canonicalPath(storePath) {
                 throw CommandFailure(.cannotCreate, "\(destination) is the store itself; back up to another file")

@@ -66,12 +66,7 @@ struct ExportCommand: Command {
     }
 
     func run() throws -> ExitStatus {
-        let store: Store
-        do {
-            store = try Store(path: storePath, readOnly: true)
-        } catch let error as StoreError {
-            throw CommandFailure(.noInput, error.message)
-        }
+        let store = try ReportDocuments.open(storePath)
         let bar = ProgressLine(enabled: Console.errorIsTerminal)
         let summary: ExportSummary
         do {

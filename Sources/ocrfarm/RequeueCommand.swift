@@ -75,15 +75,10 @@ struct RequeueCommand: Command {
     }
 
     func run() throws -> ExitStatus {
-        let reader: Store
-        do {
-            reader = try Store(path: storePath, readOnly: true)
-        } catch let error as StoreError {
-            throw CommandFailure(.noInput, error.message)
-        }
+        let reader = try ReportDocuments.open(storePath)
         var selection = self.selection
         if let documentName {
-            selection.documents = try StatusCommand.documents(named: documentName, in: reader).map(\.id)
+            selection.documents = try ReportDocuments.named(documentName, in: reader).map(\.id)
         }
         if let worker = selection.worker, try !reader.workerExists(worker) {
             throw CommandFailure(.noInput, "no worker '\(Printable.text(worker.rawValue))' in \(storePath) (`ocrfarm status` lists them)")

@@ -65,13 +65,8 @@ struct StatusCommand: Command {
     }
 
     func run() throws -> ExitStatus {
-        let store: Store
-        do {
-            store = try Store(path: storePath, readOnly: true)
-        } catch let error as StoreError {
-            throw CommandFailure(.noInput, error.message)
-        }
-        let scope = try documentName.map { try Self.documents(named: $0, in: store) }
+        let store = try ReportDocuments.open(storePath)
+        let scope = try documentName.map { try ReportDocuments.named($0, in: store) }
         guard watch else {
             Console.out(render(try store.report(scope: scope), framed: false))
             return .success
@@ -90,15 +85,6 @@ struct StatusCommand: Command {
         }
         if terminal { _ = Self.write("\n") }
         return .success
-    }
-
-    /// The documents with this name, or exit 66 with the names that come close.
-    static func documents(named name: String, in store: Store) throws -> [DocumentRecord] {
-        let found = try store.documents(named: name)
-        guard found.isEmpty else { return found }
-        let similar = try store.documentNames(containing: name)
-        let hint = similar.isEmpty ? "" : "; names containing it: " + similar.map { "'\(Printable.text($0))'" }.joined(separator: ", ")
-        throw CommandFailure(.noInput, "no document named '\(Printable.text(name))' in \(store.path)\(hint)")
     }
 
     private func render(_ report: FarmReport, framed: Bool) -> String {
