@@ -69,19 +69,10 @@ public final class TesseractRecognizer: PageRecognizer {
                 throw PageFailure(stage: Self.stage, code: .internalError, message: "--min-text-height: \(error.description)")
             }
         }
-        var recognition: Recognition
-        do {
-            recognition = try engine.recognize(image,
-                                               resolution: page.declaredResolution > 0 ? page.declaredResolution : nil,
-                                               timeoutMilliseconds: options.timeoutMilliseconds,
-                                               inputName: options.sourceName.isEmpty ? nil : options.sourceName)
-        } catch {
-            let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
-            throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
-        }
+        let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
         var result = PageResult(recognition, resolution: page.declaredResolution)
         if options.level == .accurate {
-            try readAgain(&result, image: image, resolution: page.declaredResolution, options: options)
+            try readAgain(&result, image: image, resolution: page.declaredResolution, options: options, since: start)
         }
         if let secondary {
             result = rereadLatinRuns(result, image: image, with: secondary, resolution: page.declaredResolution)
@@ -159,7 +150,8 @@ public final class TesseractRecognizer: PageRecognizer {
     /// The `accurate` level's further readings: the page enlarged by `accurateScale`, and the page binarized the
     /// other way (Otsu and Sauvola); where one of them read a line with a higher confidence, its line replaces the
     /// first reading's (boxes mapped back).
-    func readAgain(_ result: inout PageResult, image: Pix, resolution: Int, options: RecognitionOptions) throws(PageFailure) {
+    func readAgain(_ result: inout PageResult, image: Pix, resolution: Int, options: RecognitionOptions,
+                   since start: UInt64) throws(PageFailure) {
         let factor = Self.accurateScale
         let enlarged: Pix
         do throws(LeptonicaError) {
@@ -171,23 +163,38 @@ public final class TesseractRecognizer: PageRecognizer {
         let readings = [(engine, enlarged, factor), (other, image, 1.0)]
         var replaced = 0
         for (reader, picture, scale) in readings {
-            let reading: Recognition
-            do {
-                reading = try reader.recognize(picture, resolution: resolution > 0 ? Int((Double(resolution) * scale).rounded()) : nil,
-                                               timeoutMilliseconds: options.timeoutMilliseconds,
-                                               inputName: options.sourceName.isEmpty ? nil : options.sourceName)
-            } catch {
-                let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
-                throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
-            }
-            let read = PageResult(reading, resolution: resolution)
-            replaced += result.adoptSurerLines(from: scale == 1 ? read : read.boxesScaled(by: 1 / scale))
+            let reading = try read(picture, with: reader, resolution: Int((Double(resolution) * scale).rounded()),
+                                   options: options, since: start)
+            let again = PageResult(reading, resolution: resolution)
+            replaced += result.adoptSurerLines(from: scale == 1 ? again : again.boxesScaled(by: 1 / scale))
         }
         other.releasePage()
         if replaced > 0 { result.text = Self.text(of: result) }
         result.findings = .object([("recognize", .object([("level", "accurate"), ("readings", JSON(readings.count + 1)),
                                                           ("lines", JSON(result.lines.count)),
                                                           ("lines_replaced", JSON(replaced))]))])
+    }
+
+    /// One reading of `image` by `reader`. The page's time limit covers all of its readings: each gets what is left
+    /// of it since `start`, and none is begun once it is spent.
+    private func read(_ image: Pix, with reader: TesseractEngine, resolution: Int, options: RecognitionOptions,
+                      since start: UInt64) throws(PageFailure) -> Recognition {
+        var remaining = options.timeoutMilliseconds
+        if let limit = options.timeoutMilliseconds {
+            let left = limit - Int(Clock.milliseconds(since: start))
+            guard left > 0 else {
+                throw PageFailure(stage: Self.stage, code: .timeout,
+                                  message: "recognition stopped after the page's time limit of \(limit) ms", retryable: true)
+            }
+            remaining = left
+        }
+        do {
+            return try reader.recognize(image, resolution: resolution > 0 ? resolution : nil, timeoutMilliseconds: remaining,
+                                        inputName: options.sourceName.isEmpty ? nil : options.sourceName)
+        } catch {
+            let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
+            throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)
+        }
     }
 
     /// The primary languages' engine with the other binarization (Sauvola for spaced scripts, Otsu for Chinese).
