@@ -64,9 +64,9 @@ public enum AutomaticLanguage {
         return script == "Latin" || first == "eng" || !installed.contains("eng") ? [first] : [first, "eng"]
     }
 
-    /// Detects the script of `image` and chooses; the finding says what was seen and why.
+    /// Detects the script of `image` and chooses; the finding fields say what was seen and why.
     static func choose(for image: Pix, resolution: Int, detector: LazyOrientationDetector,
-                       installed: [String]) -> (languages: [String], finding: JSON)
+                       installed: [String]) -> (languages: [String], seen: [(String, JSON)])
     {
         var fields: [(String, JSON)] = []
         var script: String?
@@ -83,8 +83,6 @@ public enum AutomaticLanguage {
             // Too little text to tell (a blank page, a photo): the default language reads it.
             fields.append(("reason", JSON(error.message)))
         }
-        let languages = choose(script: script, installed: installed)
-        fields.append(("chosen", JSON(languages.joined(separator: "+"))))
-        return (languages, .object(fields))
+        return (choose(script: script, installed: installed), fields)
     }
 }

@@ -138,31 +138,25 @@ public final class PageProcessor {
         let installed = TesseractInfo.installedLanguages
         var (languages, finding) = AutomaticLanguage.choose(for: page.image, resolution: page.declaredResolution,
                                                             detector: orientationDetector, installed: installed)
-        guard languages.first.map(AutomaticLanguage.isLatin) ?? false else { return (languages, finding) }
-        let band: Pix
-        do throws(LeptonicaError) {
-            band = try page.image.cropped(to: AutomaticLanguage.probeBand(width: page.image.width, height: page.image.height))
-        } catch {
-            return (languages, finding)
-        }
-        var probed: [(String, JSON)] = []
-        for probe in AutomaticLanguage.probes(installed: installed) {
-            let reader = try recognizer(for: RecognizerKey(languages: probe, languageCorrection: options.languageCorrection))
-            let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
-                                            pageNumber: 0, options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
-            let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read.result)
-            probed.append((probe.joined(separator: "+"), JSON(characters)))
-            if characters >= AutomaticLanguage.probeEvidence {
-                languages = probe
-                break
+        if languages.first.map(AutomaticLanguage.isLatin) ?? false,
+           let band = try? page.image.cropped(to: AutomaticLanguage.probeBand(width: page.image.width, height: page.image.height))
+        {
+            var probed: [(String, JSON)] = []
+            for probe in AutomaticLanguage.probes(installed: installed) {
+                let reader = try recognizer(for: RecognizerKey(languages: probe, languageCorrection: options.languageCorrection))
+                let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
+                                                pageNumber: 0, options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
+                let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read.result)
+                probed.append((probe.joined(separator: "+"), JSON(characters)))
+                if characters >= AutomaticLanguage.probeEvidence {
+                    languages = probe
+                    break
+                }
             }
+            finding.append(("probes", .object(probed)))
         }
-        if case .object(var fields) = finding {
-            fields.insert(("probes", .object(probed)), at: fields.count - 1)
-            fields[fields.count - 1] = ("chosen", JSON(languages.joined(separator: "+")))
-            finding = .object(fields)
-        }
-        return (languages, finding)
+        finding.append(("chosen", JSON(languages.joined(separator: "+"))))
+        return (languages, .object(finding))
     }
 
     /// The pipeline for a set of options, made on first use (with one OSD engine shared by all of them).

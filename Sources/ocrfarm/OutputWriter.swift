@@ -21,7 +21,7 @@ final class OutputWriter {
     /// PAGE XML holds one page per document: pages wait here until the end.
     private var pageDocuments: [(name: String, xml: String)] = []
 
-    static var system: String { "ocrfarm \(VersionCommand.ocrfarmVersion) (tesseract \(TesseractInfo.version))" }
+    static var system: String { PageArtifacts.software }
 
     init(format: OutputFormat, path: String?, languages: [String] = ["eng"]) throws {
         self.format = format
@@ -87,9 +87,8 @@ final class OutputWriter {
         case .hocr, .alto, .page:
             guard case .success(let page) = report.outcome else { return }
             pagesWritten += 1
-            // With --lang auto each page says which language it was found to be in.
-            let pageLanguages = languages == [PageOptions.automaticLanguage] ? [page.result.language ?? "eng"] : languages
-            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten, languages: pageLanguages)
+            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten,
+                                      languages: PageArtifacts.described(languages, page.result))
             switch format {
             case .hocr: emit(HOCR.page(exported))
             case .alto:
@@ -135,7 +134,7 @@ final class OutputWriter {
     /// ALTO names one source image per document: the first page's (each `Page` has its number).
     private func emitALTOHeader(imageName: String) {
         emit(ALTO.header(imageName: imageName, software: "ocrfarm",
-                         version: "\(VersionCommand.ocrfarmVersion) (tesseract \(TesseractInfo.version))"))
+                         version: PageArtifacts.version))
     }
 
     /// One page: the PAGE document itself. Several: one file each in the folder given by --out.
