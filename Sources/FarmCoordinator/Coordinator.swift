@@ -86,7 +86,10 @@ public final class Coordinator {
     private var lastLivenessCheck: Int64 = 0
     private var lastExpiryCheck: Int64 = 0
     private var lastCountersWrite: Int64 = 0
+    /// While the store refuses writes: when to try again (0 when it accepts them).
     private var storeBlockedUntil: Int64 = 0
+    private var storeRefusedSince: Int64 = 0
+    private var lastDiskFullLog: Int64 = 0
     private var counters = CoordinatorCounters()
     private let shared = Mutex(CoordinatorCounters())
 
@@ -150,7 +153,12 @@ public final class Coordinator {
         }
         Log.info("coordinator stopping", ["reason": Shutdown.requested.map { "signal \($0)" } ?? "asked"])
         try drainMessages()
-        commit(assignments: [])
+        commit(assignments: [], force: true)
+        if !pending.isEmpty {
+            // Their pages are still leased in the store: the next start puts them back in the queue.
+            Log.error("coordinator stopping with writes the store refused; those pages will be read again",
+                      ["store": store.path, "results_lost": String(heldResults), "pending_writes": String(pending.count)])
+        }
         for worker in workers.values {
             send(.bye(Bye(reason: "coordinator stopping")), to: worker)
         }
@@ -167,7 +175,8 @@ public final class Coordinator {
             checkLiveness(now: now)
             sendHeartbeats(now: now)
         }
-        if now - lastExpiryCheck >= 5000 {
+        // Not while the store refuses writes: expired leases would be queued again every check.
+        if now - lastExpiryCheck >= 5000 && storeBlockedUntil == 0 {
             lastExpiryCheck = now
             expireLeases()
         }
@@ -400,9 +409,11 @@ public final class Coordinator {
     // MARK: Committing
 
     /// Applies pending writes and leases in one transaction, then sends the JOBs. If the store refuses (disk full,
-    /// locked), nothing is lost: pending writes stay pending, leased pages stay queued, and dispatch pauses.
-    private func commit(assignments: [(QueuedPage, WorkerState)]) {
+    /// locked), nothing is lost: pending writes stay pending, leased pages stay queued, and dispatch pauses; the
+    /// write is tried again once a second (`force` tries at once: the last commit before stopping).
+    private func commit(assignments: [(QueuedPage, WorkerState)], force: Bool = false) {
         guard !pending.isEmpty || !assignments.isEmpty else { return }
+        guard force || storeBlockedUntil <= Clock.monotonicMilliseconds else { return }
         let now = Clock.now
         let leaseEnd = now + configuration.leaseSeconds
         var leased: [(QueuedPage, WorkerState, AttemptID)] = []
@@ -429,12 +440,9 @@ public final class Coordinator {
             storeFailed(error, assignments: assignments)
             return
         }
+        let written = pending.count
         pending.removeAll(keepingCapacity: true)
-        if counters.diskFull || counters.storeErrors > 0 && storeBlockedUntil > 0 {
-            Log.info("the store accepts writes again; dispatch resumes")
-        }
-        counters.diskFull = false
-        storeBlockedUntil = 0
+        storeAccepts(written: written)
         counters.completed += tally.completed
         counters.failed += tally.failed
         counters.retried += tally.retried
@@ -490,16 +498,43 @@ public final class Coordinator {
         ready.removeAll()
         readyHead = 0
         counters.storeErrors += 1
+        let now = Clock.monotonicMilliseconds
+        if storeBlockedUntil == 0 { storeRefusedSince = now }
         let diskFull = (error as? StoreError)?.isDiskFull ?? false
-        if diskFull && !counters.diskFull {
-            Log.error("the store's disk is full: dispatch paused, accepted results are kept in memory until space returns",
-                      ["store": store.path, "pending": String(pending.count)])
-        } else if counters.storeErrors <= 10 || counters.storeErrors % 100 == 0 {
-            Log.error("store write failed; will retry", ["error": "\(error)", "pending": String(pending.count)])
+        let free = DiskSpace.of(FileSystem.directoryName(store.path)).map { Format.bytes(Int($0.available)) } ?? "unknown"
+        if diskFull && (!counters.diskFull || now - lastDiskFullLog >= 60_000) {
+            // Once when it happens, then a reminder a minute while it lasts.
+            Log.error(counters.diskFull ? "the store's disk is still full: dispatch stays paused"
+                          : "the store's disk is full: dispatch paused, accepted results are kept in memory until space returns",
+                      ["store": store.path, "free": free, "results_held": String(heldResults),
+                       "pending_writes": String(pending.count), "paused_s": String((now - storeRefusedSince) / 1000)])
+            lastDiskFullLog = now
+        } else if !diskFull && (counters.storeErrors <= 10 || counters.storeErrors % 100 == 0) {
+            Log.error("store write failed; will retry", ["error": "\(error)", "pending_writes": String(pending.count)])
         }
         counters.diskFull = diskFull
-        storeBlockedUntil = Clock.monotonicMilliseconds + 1000
+        storeBlockedUntil = now + 1000
         publish()
+    }
+
+    /// A write went through: if the store had been refusing writes, dispatch resumes.
+    private func storeAccepts(written: Int) {
+        guard storeBlockedUntil > 0 else { return }
+        Log.info("the store accepts writes again; dispatch resumes",
+                 ["store": store.path, "written": String(written),
+                  "paused_s": String((Clock.monotonicMilliseconds - storeRefusedSince) / 1000)])
+        counters.diskFull = false
+        storeBlockedUntil = 0
+    }
+
+    /// Results and failures accepted from workers and not yet in the store.
+    private var heldResults: Int {
+        pending.reduce(0) { count, write in
+            switch write {
+            case .result, .failure: count + 1
+            default: count
+            }
+        }
     }
 
     private func dispatch(_ page: QueuedPage, attempt: AttemptID, to worker: WorkerState, leasedAt: Double) {
@@ -575,9 +610,15 @@ public final class Coordinator {
         ] + (stopping ? [("stopped_at", JSON(Clock.now))] : [])
         // Workers' last-seen times go with the counters, so reports can tell an idle worker from a silent one.
         let heard = workers.values.map { ($0.id, $0.lastSeenWall) }
-        try? store.write {
-            try store.setSetting("counters", JSON.object(fields).rendered)
-            try store.workersHeard(heard)
+        do {
+            try store.write {
+                try store.setSetting("counters", JSON.object(fields).rendered)
+                try store.workersHeard(heard)
+            }
+            // An idle coordinator learns here that space returned; with writes held, only their commit tells.
+            if pending.isEmpty { storeAccepts(written: 0) }
+        } catch {
+            storeFailed(error, assignments: [])
         }
     }
 

@@ -65,6 +65,10 @@ extension FarmReport {
             ("heartbeat_ms", JSON(liveness.heartbeatMilliseconds)), ("liveness", JSON(liveness.liveness)),
             ("silent_after_seconds", .rounded(liveness.silentAfterSeconds, places: 1)),
         ])))
+        fields.append(("store_disk", storeDisk.map { disk in
+            .object([("available_bytes", JSON(Int(disk.available))), ("total_bytes", JSON(Int(disk.total))),
+                     ("full", JSON(disk.isFull))])
+        } ?? .null))
         fields.append(("coordinator_running", JSON(coordinatorRunning)))
         fields.append(("coordinator", coordinatorCounters ?? .null))
         return .object(fields)

@@ -64,6 +64,10 @@ extension FarmReport {
             out.sample("ocrfarm_stage_duration_seconds_count", ["stage": stage.stage], Double(stage.count))
         }
 
+        if let storeDisk {
+            out.family("ocrfarm_store_disk_available_bytes", .gauge, "Bytes left on the store's file system.")
+            out.sample("ocrfarm_store_disk_available_bytes", [:], Double(storeDisk.available))
+        }
         out.family("ocrfarm_coordinator_up", .gauge, "1 when the coordinator wrote its counters within the liveness window.")
         out.sample("ocrfarm_coordinator_up", [:], coordinatorRunning ? 1 : 0)
         if let counters = coordinatorCounters {

@@ -125,6 +125,9 @@ public struct FarmReport: Sendable {
     public let liveness: WorkerLiveness
     /// The coordinator's counters as it last wrote them (JSON), if one ever ran.
     public let coordinatorCounters: JSON?
+    /// The space left on the store's file system (nil if it cannot be asked). The coordinator cannot write its
+    /// counters to a full disk, so this is how a report tells that the store is full while it runs.
+    public var storeDisk: DiskSpace? = nil
 
     /// When the coordinator last wrote its counters (every 2 s while it runs).
     public var coordinatorLastReport: Double? { coordinatorCounters?["heartbeat_at"]?.doubleValue }

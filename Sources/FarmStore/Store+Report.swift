@@ -69,7 +69,8 @@ extension Store {
                               documentProgress: progress, documentProgressTruncated: truncated, throughput: throughput,
                               etaSeconds: eta, failures: try failureGroups(in: scope), workers: workers,
                               sampleSize: sample.count, stages: Self.stageTimes(sample), liveness: liveness,
-                              coordinatorCounters: counters)
+                              coordinatorCounters: counters,
+                              storeDisk: DiskSpace.of(FileSystem.directoryName(path)))
         }
     }
 

@@ -34,7 +34,8 @@ struct StatusCommand: Command {
     null when unknown), failures[{code, count, example{page_id, document, page, source, stage, message}}],
     workers[{id, host, pid, slots, engine, state (alive, silent, gone), pages_done, pages_failed,
     pages_per_second, last_seen, seconds_since_seen}], stage_times{sample, stages[{stage, p50_ms, p95_ms}]},
-    liveness{heartbeat_ms, liveness, silent_after_seconds}, coordinator_running, coordinator{…its counters}.
+    liveness{heartbeat_ms, liveness, silent_after_seconds}, store_disk{available_bytes, total_bytes, full} (the
+    store's file system; full below 4 MB), coordinator_running, coordinator{…its counters}.
     With --watch, JSON is one line per report.
 
     Prometheus metrics: ocrfarm_pages{state}, ocrfarm_documents, ocrfarm_document_pages{document, document_id,
@@ -197,10 +198,18 @@ enum StatusText {
             if report.workers.count > shownWorkers.count { text += "  … \(report.workers.count - shownWorkers.count) more\n" }
         }
 
+        let diskFull = report.storeDisk?.isFull == true
+        if let disk = report.storeDisk, diskFull {
+            text += "store disk: FULL, \(disk.description): the store cannot take results; a running coordinator "
+            text += "holds them and pauses dispatch until space returns\n"
+        }
         if let counters = report.coordinatorCounters {
             let beat = report.coordinatorLastReport.map { Format.fixed(max(0, now - $0), 1) + " s ago" } ?? "never"
             let malformed = counters["malformed"]?.objectValue?.reduce(0) { $0 + ($1.1.intValue ?? 0) } ?? 0
-            text += "coordinator: \(report.coordinatorRunning ? "running" : "not running"), last report \(beat), "
+            // A coordinator cannot write its counters to a full disk: silence then does not mean it stopped.
+            let silent = diskFull && counters["stopped_at"] == nil
+                ? "not heard from (it cannot report to a full disk; `ocrfarm health` tells whether it runs)" : "not running"
+            text += "coordinator: \(report.coordinatorRunning ? "running" : silent), last report \(beat), "
             text += "dispatched \(counters["dispatched"]?.intValue ?? 0), malformed messages \(malformed)"
             if counters["disk_full"]?.boolValue == true { text += ", DISK FULL: dispatch paused" }
             text += "\n"

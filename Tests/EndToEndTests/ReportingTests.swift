@@ -62,8 +62,8 @@ struct ReportingTests {
         let report = try json(["status", "--store", farm.storePath, "--json"])
         let keys = report.objectValue?.map(\.0) ?? []
         #expect(keys == ["store", "generated_at", "scope", "documents", "pages", "by_document", "by_document_truncated",
-                         "throughput", "eta_seconds", "failures", "workers", "stage_times", "liveness", "coordinator_running",
-                         "coordinator"])
+                         "throughput", "eta_seconds", "failures", "workers", "stage_times", "liveness", "store_disk",
+                         "coordinator_running", "coordinator"])
         #expect(report["documents"]?.intValue == 3)
         #expect(report["pages"]?["total"]?.intValue == 8 && report["pages"]?["queued"]?.intValue == 3)
         #expect(report["pages"]?["done"]?.intValue == 4 && report["pages"]?["failed"]?.intValue == 1)
