@@ -12,8 +12,16 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         self.isDiskFull = isDiskFull
     }
 
+    /// SQLite reports a full disk as SQLITE_FULL, but a shared-memory file it cannot grow only as "disk I/O
+    /// error": the file system's free space decides, and names the cause for people.
     init(_ error: SQLiteError, path: String) {
-        self.init("store \(path): \(error.message)", isDiskFull: error.isDiskFull)
+        let space = error.isDiskFull ? DiskSpace.of(FileSystem.directoryName(path)) : nil
+        if let space, space.isFull {
+            self.init("store \(path): the disk is full (\(space.description)); free space and try again (\(error.message))",
+                      isDiskFull: true)
+        } else {
+            self.init("store \(path): \(error.message)", isDiskFull: error.isDiskFull && error.code.primary == .full)
+        }
     }
 
     public var description: String { message }

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmStore
 
 /// A subcommand: its name, one-line abstract, usage and options live next to each other, and `help`, usage
 /// errors and environment variables are generated from them.
@@ -109,6 +110,9 @@ enum Commands {
         } catch let error as UsageError {
             Console.error("ocrfarm \(command.name): \(error.message)\nUsage: \(command.usage)\nRun 'ocrfarm help \(command.name)' for details.")
             return .usage
+        } catch let error as StoreError where error.isDiskFull {
+            Console.error("ocrfarm \(command.name): \(error.message)")
+            return .ioError
         } catch let error as CommandFailure {
             Console.error("ocrfarm \(command.name): \(error.message)")
             return error.status

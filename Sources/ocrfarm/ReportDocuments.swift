@@ -7,12 +7,13 @@ enum ReportDocuments {
     static let spec = OptionSpec("--document", value: "NAME", repeatable: true,
                                  "Only this document (its name as submitted, or the file name); may be repeated.")
 
-    /// Opens the store for reading; a missing or foreign file ends the command with 66.
+    /// Opens the store for reading; a missing or foreign file ends the command with 66, a full disk (SQLite
+    /// cannot set up its shared memory beside the store) with 74.
     static func open(_ path: String) throws -> Store {
         do {
             return try Store(path: path, readOnly: true)
         } catch let error as StoreError {
-            throw CommandFailure(.noInput, error.message)
+            throw CommandFailure(error.isDiskFull ? .ioError : .noInput, error.message)
         }
     }
 

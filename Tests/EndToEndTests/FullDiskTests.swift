@@ -35,6 +35,12 @@ final class TmpfsMount {
         }
     }
 
+    /// Grows (or shrinks) the tmpfs in place.
+    func resize(_ size: String) throws -> Bool {
+        guard let mount = Run.which("mount") else { return false }
+        return try Run.process(mount, ["-o", "remount,size=\(size)", path]).status == 0
+    }
+
     private var mounted = true
 
     /// Unmounts (lazily if something still has it open); once.
@@ -156,5 +162,31 @@ struct FullDiskTests {
         print("full disk: filled \(filled / 1024) KB; noticed after \(Format.fixed(noticedAfter, 2)) s; "
               + "paused CPU \(Format.fixed(cpu, 2)) s in \(window) s; resumed \(Format.fixed(resumedAfter, 2)) s and "
               + "finished \(Format.fixed(finishedAfter, 2)) s after space returned")
+    }
+
+    @Test("with no coordinator running, commands on a full disk exit 74 naming the store and its free space; a grown disk works again")
+    func commandsOnAFullDisk() throws {
+        let farm = FarmHarness()
+        guard let disk = try TmpfsMount(at: farm.folder.file("disk"), size: "8m") else {
+            print("skipped: the full-disk test mounts a tmpfs and needs root (mount -t tmpfs was not allowed here)")
+            return
+        }
+        defer { disk.unmount() }
+        let store = disk.path + "/farm.db"
+        #expect(try Run.ocrfarm(["submit", "--store", store, try TestImages.tinyPages(2, in: farm.folder)]).status == 0)
+        _ = try disk.fill("filler")
+        // No process has the store open, so SQLite must create its shared memory on the full disk: even reading fails.
+        let more = try TestImages.tinyPages(2, in: farm.folder, prefix: "more")
+        for arguments in [["submit", more], ["status"], ["coordinator", "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"]] {
+            let output = try Run.ocrfarm([arguments[0], "--store", store] + arguments.dropFirst())
+            #expect(output.status == 74, "\(arguments[0]): \(output.stderr)")
+            #expect(output.stderr.contains("store \(store): the disk is full (0 B free of 8.0 MB)"), "\(output.stderr)")
+        }
+        // Space returns by growing the file system: the store works again, nothing lost.
+        #expect(try disk.resize("16m"))
+        #expect(try Run.ocrfarm(["submit", "--store", store, more]).status == 0)
+        let status = try Store(path: store, readOnly: true).status()
+        #expect(status.count(.queued) == 4)
+        #expect(try Store(path: store, readOnly: true).integrityCheck() == "ok")
     }
 }
