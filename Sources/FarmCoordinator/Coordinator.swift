@@ -615,8 +615,10 @@ public final class Coordinator {
                 try store.setSetting("counters", JSON.object(fields).rendered)
                 try store.workersHeard(heard)
             }
-            // An idle coordinator learns here that space returned; with writes held, only their commit tells.
-            if pending.isEmpty { storeAccepts(written: 0) }
+            // An idle coordinator learns here that space returned; with writes held, only their commit tells. A
+            // small write can fit in the write-ahead log's old space on a full disk, so the disk must agree.
+            let stillFull = counters.diskFull && DiskSpace.of(FileSystem.directoryName(store.path))?.isFull == true
+            if pending.isEmpty && !stillFull { storeAccepts(written: 0) }
         } catch {
             storeFailed(error, assignments: [])
         }
