@@ -440,7 +440,7 @@ public final class Coordinator {
             storeFailed(error, assignments: assignments)
             return
         }
-        let written = pending.count
+        let written = (writes: pending.count, results: heldResults)
         pending.removeAll(keepingCapacity: true)
         storeAccepts(written: written)
         counters.completed += tally.completed
@@ -518,10 +518,10 @@ public final class Coordinator {
     }
 
     /// A write went through: if the store had been refusing writes, dispatch resumes.
-    private func storeAccepts(written: Int) {
+    private func storeAccepts(written: (writes: Int, results: Int)) {
         guard storeBlockedUntil > 0 else { return }
         Log.info("the store accepts writes again; dispatch resumes",
-                 ["store": store.path, "written": String(written),
+                 ["store": store.path, "results_written": String(written.results), "pending_written": String(written.writes),
                   "paused_s": String((Clock.monotonicMilliseconds - storeRefusedSince) / 1000)])
         counters.diskFull = false
         storeBlockedUntil = 0
@@ -618,7 +618,7 @@ public final class Coordinator {
             // An idle coordinator learns here that space returned; with writes held, only their commit tells. A
             // small write can fit in the write-ahead log's old space on a full disk, so the disk must agree.
             let stillFull = counters.diskFull && DiskSpace.of(FileSystem.directoryName(store.path))?.isFull == true
-            if pending.isEmpty && !stillFull { storeAccepts(written: 0) }
+            if pending.isEmpty && !stillFull { storeAccepts(written: (0, 0)) }
         } catch {
             storeFailed(error, assignments: [])
         }

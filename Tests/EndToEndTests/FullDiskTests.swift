@@ -109,6 +109,8 @@ struct FullDiskTests {
                                                            "--engine", "none", "--slots", "2"],
                                          logPath: farm.folder.file("fast.log"))
         processes.append(fast)
+        let joined = FarmHarness.wait(seconds: 10) { coordinator.log.components(separatedBy: "worker joined").count - 1 == 2 }
+        #expect(joined, "\(logs)")
         let before = try open().status()
         let cpuBefore = Self.cpuSeconds(coordinator.pid)
         let window = 4.0
@@ -142,8 +144,9 @@ struct FullDiskTests {
         #expect(FarmHarness.wait(seconds: 10) { coordinator.log.contains("dispatch resumes") }, "\(logs)")
         let resumedAfter = Date().timeIntervalSince(freed)
         let resumed = coordinator.log.split(separator: "\n").first { $0.contains("dispatch resumes") } ?? ""
-        let written = resumed.split(separator: " ").first { $0.hasPrefix("written=") }.flatMap { Int($0.dropFirst(8)) } ?? 0
-        #expect(written >= 1, "the result read during the pause should be written on resume: \(resumed)")
+        let written = resumed.split(separator: " ").first { $0.hasPrefix("results_written=") }
+            .flatMap { Int($0.dropFirst("results_written=".count)) } ?? 0
+        #expect(written == 1, "the result read during the pause is written on resume: \(resumed)")
         let total = real + tiny
         #expect(try FarmHarness.wait(seconds: 60) { try open().status().count(.done) == total }, "\(logs)")
         let finishedAfter = Date().timeIntervalSince(freed)
