@@ -38,7 +38,7 @@ public struct SubmitReport: Sendable {
 
     public var added: [Added] = []
     /// Files whose content was submitted before (and the document that holds it).
-    public var skipped: [(path: RawPath, existing: String)] = []
+    public var skipped: [(path: RawPath, existing: String, id: DocumentID)] = []
     /// Paths that are not files to read (missing, symbolic link loops, FIFOs and devices): nothing was recorded for them.
     public var problems: [(path: RawPath, reason: String)] = []
     /// Files recorded as failed pages right away (not images, empty, encrypted PDFs, no read permission…).
@@ -107,7 +107,7 @@ public final class Submission {
                 continue
             }
             if !options.force, let existing = try store.document(withHash: hash) {
-                report.skipped.append((path, existing.name))
+                report.skipped.append((path, existing.name, existing.id))
                 continue
             }
             report.invalid += invalid
@@ -118,7 +118,7 @@ public final class Submission {
         if let name = options.documentName, !combined.pages.isEmpty {
             let hash = SHA256.hex(Array(combined.hashes.joined(separator: "\n").utf8))
             if !options.force, let existing = try store.document(withHash: hash) {
-                report.skipped.append((RawPath(name), existing.name))
+                report.skipped.append((RawPath(name), existing.name, existing.id))
             } else {
                 report.invalid += combined.invalid
                 batch.append(NewDocument(name: name, source: paths.count == 1 ? paths[0] : RawPath(name), contentHash: hash,

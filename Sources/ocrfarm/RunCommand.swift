@@ -68,13 +68,7 @@ struct RunCommand: Command {
         let report = try Submitter.submit(paths, options: submitOptions, store: store)
         // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
         // not read yet, and whatever else was left queued in the store.
-        var documents = report.documentIDs
-        for (path, _) in report.skipped {
-            if let bytes = try? FileSystem.read(path), let existing = try store.document(withHash: SHA256.hex(bytes)) {
-                documents.append(existing.id)
-            }
-        }
-        documents = Array(Set(documents + (try store.documentsWithWork()))).sorted()
+        let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
         let initial = try store.counts(of: documents)
         let total = initial.values.reduce(0, +)
         if total == 0 {

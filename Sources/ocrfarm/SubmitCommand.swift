@@ -96,7 +96,7 @@ enum Submitter {
         if report.invalid.count > limit {
             Console.error("ocrfarm: … and \(report.invalid.count - limit) more unusable files (ocrfarm status shows them by code)")
         }
-        for (path, existing) in report.skipped.prefix(limit) {
+        for (path, existing, _) in report.skipped.prefix(limit) {
             Console.error("ocrfarm: \(path): already submitted as '\(existing)'; skipped (use --force to submit again)")
         }
         if report.skipped.count > limit { Console.error("ocrfarm: … and \(report.skipped.count - limit) more already submitted") }
