@@ -82,7 +82,7 @@ public final class Submission {
             let hash: String
             let pages: [NewPage]
             do throws(FileError) {
-                let bytes = try FileSystem.read(path)
+                let bytes = try FileSystem.read(path, regularOnly: true)
                 hash = SHA256.hex(bytes)
                 pages = self.pages(of: bytes, path: path, hash: hash)
             } catch where error.code == ENOENT {

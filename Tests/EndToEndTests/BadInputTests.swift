@@ -48,6 +48,7 @@ struct BadInputTests {
             .done("multipage-broken.tif", page: 3),
             .failed(#"bad\nname-\xff.png"#, "decode-failed", "not an image"),
             .failed("deleted.png", "source-changed", "deleted.png: the file no longer exists"),
+            .failed("replaced.png", "unreadable", "replaced.png: not a regular file"),
             .done("png-named.jpg"),
             .done("one-pixel.png", text: false),
             .done("blank.png", text: false),
@@ -93,7 +94,7 @@ struct BadInputTests {
                             environment: ["OMP_THREAD_LIMIT": "1"])
         }
 
-        // Submit, then delete a submitted page before any worker asks for it.
+        // Submit, then delete a submitted page and put a FIFO in the place of another before any worker asks for them.
         let submitted = try ocrfarm(["submit", "--store", storePath, corpus])
         #expect(submitted.status == 65, "\(submitted.stderr)")
         #expect(submitted.stderr.contains("fifo.png: not a regular file"), "\(submitted.stderr)")
@@ -101,6 +102,8 @@ struct BadInputTests {
         #expect(submitted.stderr.contains("loop/a.png: symbolic link loop"), "\(submitted.stderr)")
         #expect(submitted.stderr.contains("loop/b.png: symbolic link loop"), "\(submitted.stderr)")
         try FileManager.default.removeItem(atPath: corpus + "/deleted.png")
+        try FileManager.default.removeItem(atPath: corpus + "/replaced.png")
+        #expect(mkfifo(corpus + "/replaced.png", 0o644) == 0)
 
         // The run submits the folder again (all skipped as submitted) and reads what is waiting in the store.
         let started = Date()
