@@ -155,6 +155,7 @@ struct BadInputTests {
         for row in expected where row.state == .failed { counts[row.code!, default: 0] += 1 }
         let status = try Run.ocrfarm(["status", "--store", storePath])
         #expect(status.status == 0)
+        #expect(!status.text.contains("bad\nname") && !status.text.contains("name with\nnewline"), "\(status.text)")
         #expect(status.text.contains("done \(expected.count - counts.values.reduce(0, +))   failed \(counts.values.reduce(0, +))"),
                 "\(status.text)")
         for (code, count) in counts {
