@@ -541,7 +541,8 @@ public final class Coordinator {
         let failure: PageFailure?
         var bytes: [UInt8] = []
         do throws(FileError) {
-            bytes = try FileSystem.read(page.source, limit: configuration.maxPageBytes)
+            // Never a FIFO put where a page was: opening it would block this loop until a writer came.
+            bytes = try FileSystem.read(page.source, limit: configuration.maxPageBytes, regularOnly: true)
             failure = nil
         } catch {
             failure = Self.readFailure(error, limit: configuration.maxPageBytes)
@@ -573,7 +574,7 @@ public final class Coordinator {
                                message: "\(error.path): the page file is larger than the \(limit / (1 << 20)) MB a job may carry")
         case ENOENT:
             return PageFailure(stage: "dispatch", code: .sourceChanged, message: "\(error.path): the file no longer exists")
-        case EACCES, EISDIR, ELOOP, ENOTDIR:
+        case EACCES, EISDIR, ELOOP, ENOTDIR, EINVAL:
             return PageFailure(stage: "dispatch", code: .unreadable, message: error.description)
         default:
             return PageFailure(stage: "dispatch", code: .unreadable, message: error.description, retryable: true)

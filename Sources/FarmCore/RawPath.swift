@@ -84,11 +84,22 @@ public struct RawPath: Hashable, Sendable, Comparable, CustomStringConvertible {
 }
 
 extension FileSystem {
-    /// Reads a whole file named by raw bytes.
-    public static func read(_ path: RawPath, limit: Int? = nil) throws(FileError) -> [UInt8] {
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+    /// Reads a whole file named by raw bytes. With `regularOnly`, anything but a regular file (a FIFO, a device,
+    /// a socket) is refused with EINVAL without waiting: opening a FIFO for reading would block until a writer came.
+    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false) throws(FileError) -> [UInt8] {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)) }
         guard fd >= 0 else { throw FileError(path: path.description) }
         defer { close(fd) }
+        if regularOnly {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+            let kind = info.st_mode & S_IFMT
+            if kind != S_IFREG && kind != S_IFDIR {
+                throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
+            }
+            // Back to blocking reads (a regular file ignores the flag anyway).
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        }
         return try readAll(fd, path: path.description, limit: limit)
     }
 

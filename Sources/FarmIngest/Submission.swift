@@ -38,10 +38,10 @@ public struct SubmitReport: Sendable {
 
     public var added: [Added] = []
     /// Files whose content was submitted before (and the document that holds it).
-    public var skipped: [(path: RawPath, existing: String)] = []
-    /// Paths that could not be read at all (missing, unreadable, loops): nothing was recorded for them.
+    public var skipped: [(path: RawPath, existing: String, id: DocumentID)] = []
+    /// Paths that are not files to read (missing, symbolic link loops, FIFOs and devices): nothing was recorded for them.
     public var problems: [(path: RawPath, reason: String)] = []
-    /// Files recorded as failed pages right away (not images, empty, encrypted PDFs…).
+    /// Files recorded as failed pages right away (not images, empty, encrypted PDFs, no read permission…).
     public var invalid: [(path: RawPath, failure: PageFailure)] = []
 
     public var pages: Int { added.reduce(0) { $0 + $1.pages } }
@@ -65,7 +65,7 @@ public final class Submission {
         var report = SubmitReport()
         let files = collect(paths, report: &report)
         var batch: [NewDocument] = []
-        var combined: (pages: [NewPage], hashes: [String], invalid: Int) = ([], [], 0)
+        var combined: (pages: [NewPage], hashes: [String], invalid: [(path: RawPath, failure: PageFailure)]) = ([], [], [])
 
         func flush() throws {
             guard !batch.isEmpty else { return }
@@ -79,37 +79,38 @@ public final class Submission {
 
         for (index, path) in files.enumerated() {
             if index % 64 == 0 { progress(index, files.count) }
-            let bytes: [UInt8]
+            let hash: String
+            let pages: [NewPage]
             do throws(FileError) {
-                bytes = try FileSystem.read(path)
-            } catch {
+                let bytes = try FileSystem.read(path, regularOnly: true)
+                hash = SHA256.hex(bytes)
+                pages = self.pages(of: bytes, path: path, hash: hash)
+            } catch where error.code == ENOENT {
+                // Gone since the folder was listed: nothing to record.
                 report.problems.append((path, error.reason))
                 continue
+            } catch {
+                // A file that is there but cannot be read (no permission, an I/O error) is recorded as a failed page,
+                // so `status` shows it by code and `requeue --error unreadable` reads it once it can be read. With no
+                // content to know it by, its path stands in for the content hash, so submitting it again skips it.
+                let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
+                                          message: "cannot read the file: \(error.reason)")
+                hash = "unreadable " + SHA256.hex(path.bytes)
+                pages = [NewPage(source: path, index: 0, kind: SourceInspection.Kind.image.rawValue, failure: failure)]
             }
-            let hash = SHA256.hex(bytes)
-            let inspection = SourceInspector.inspect(bytes, name: path.description)
-            let pages: [NewPage]
-            if let failure = inspection.failure {
-                pages = [NewPage(source: path, index: 0, kind: "invalid", failure: failure)]
-                report.invalid.append((path, failure))
-            } else if inspection.pages > 1 && bytes.count > options.splitThreshold,
-                      let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
-                                                           into: store.path + ".pages/" + hash),
-                      files.count == inspection.pages {
-                // A big multi-page file is split once, here, so each job carries one page rather than the file.
-                pages = files.map { NewPage(source: $0, index: 0, kind: inspection.kind.rawValue) }
-            } else {
-                pages = (0..<inspection.pages).map { NewPage(source: path, index: $0, kind: inspection.kind.rawValue) }
-            }
+            // Unusable files are reported when they are recorded, not when they are skipped as submitted before.
+            let invalid = pages.compactMap { page in page.failure.map { (path, $0) } }
             if options.documentName != nil {
                 combined.pages += pages
                 combined.hashes.append(hash)
+                combined.invalid += invalid
                 continue
             }
             if !options.force, let existing = try store.document(withHash: hash) {
-                report.skipped.append((path, existing.name))
+                report.skipped.append((path, existing.name, existing.id))
                 continue
             }
+            report.invalid += invalid
             batch.append(NewDocument(name: path.description, source: path, contentHash: hash, priority: options.priority,
                                      options: options.pageOptions, pages: pages))
             if batch.count >= batchSize { try flush() }
@@ -117,8 +118,9 @@ public final class Submission {
         if let name = options.documentName, !combined.pages.isEmpty {
             let hash = SHA256.hex(Array(combined.hashes.joined(separator: "\n").utf8))
             if !options.force, let existing = try store.document(withHash: hash) {
-                report.skipped.append((RawPath(name), existing.name))
+                report.skipped.append((RawPath(name), existing.name, existing.id))
             } else {
+                report.invalid += combined.invalid
                 batch.append(NewDocument(name: name, source: paths.count == 1 ? paths[0] : RawPath(name), contentHash: hash,
                                          priority: options.priority, options: options.pageOptions, pages: combined.pages))
             }
@@ -126,6 +128,23 @@ public final class Submission {
         try flush()
         progress(files.count, files.count)
         return report
+    }
+
+    /// The pages of one file's bytes: one failed page when it is unusable, a multi-page file's pages (split into
+    /// files of their own when it is big).
+    private func pages(of bytes: [UInt8], path: RawPath, hash: String) -> [NewPage] {
+        let inspection = SourceInspector.inspect(bytes, name: path.description)
+        if let failure = inspection.failure {
+            return [NewPage(source: path, index: 0, kind: "invalid", failure: failure)]
+        }
+        if inspection.pages > 1 && bytes.count > options.splitThreshold,
+           let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
+                                                into: store.path + ".pages/" + hash),
+           files.count == inspection.pages {
+            // A big multi-page file is split once, here, so each job carries one page rather than the file.
+            return files.map { NewPage(source: $0, index: 0, kind: inspection.kind.rawValue) }
+        }
+        return (0..<inspection.pages).map { NewPage(source: path, index: $0, kind: inspection.kind.rawValue) }
     }
 
     /// The files named by `paths`, folders expanded recursively in natural order, each file once.

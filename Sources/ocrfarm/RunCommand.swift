@@ -68,13 +68,7 @@ struct RunCommand: Command {
         let report = try Submitter.submit(paths, options: submitOptions, store: store)
         // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
         // not read yet, and whatever else was left queued in the store.
-        var documents = report.documentIDs
-        for (path, _) in report.skipped {
-            if let bytes = try? FileSystem.read(path), let existing = try store.document(withHash: SHA256.hex(bytes)) {
-                documents.append(existing.id)
-            }
-        }
-        documents = Array(Set(documents + (try store.documentsWithWork()))).sorted()
+        let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
         let initial = try store.counts(of: documents)
         let total = initial.values.reduce(0, +)
         if total == 0 {
@@ -155,9 +149,13 @@ struct RunCommand: Command {
         Console.error("done \(done) of \(total) pages, \(failed) failed, in \(Format.fixed(elapsed, 1)) s"
                       + " (\(Format.fixed(elapsed > 0 ? Double(read) / elapsed : 0, 2)) pages/s)")
         if failed > 0 {
-            let failures = try store.pages(of: documents).filter { $0.state == .failed }
+            let pages = try store.pages(of: documents)
+            let failures = pages.filter { $0.state == .failed }
+            // A page of a multi-page file is named by its number too: which page of the TIFF or PDF failed.
+            let multiPage = Set(Dictionary(grouping: pages, by: \.document).filter { $0.value.count > 1 }.keys)
             for page in failures.prefix(20) {
-                Console.error("  \(page.source): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
+                let name = multiPage.contains(page.document) ? "\(page.source) page \(page.number)" : page.source.description
+                Console.error("  \(name): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
             }
             if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
         }

@@ -54,8 +54,9 @@ struct SubmitCommand: Command {
     content, not its name: images (PNG, JPEG, TIFF, PNM, BMP, GIF, JPEG 2000, WebP) give one page each, or one per
     page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. Files that are
     neither are recorded as failed pages with the reason, so `status` shows them. A file whose content was
-    submitted before is reported and skipped unless --force. Paths that cannot be read are reported; the rest is
-    still submitted.
+    submitted before is reported and skipped unless --force. A file that cannot be read (no permission, an I/O
+    error) is recorded as a failed page (unreadable); paths that are not files (missing, symbolic link loops,
+    FIFOs, devices) are reported and never opened. The rest is still submitted.
 
     Exit status: 0 all submitted; 65 some files were unusable; 66 nothing could be read.
     """
@@ -90,12 +91,12 @@ enum Submitter {
         // One line per file, but not thousands: a long list ends with a count.
         let limit = 20
         for (path, reason) in report.problems.prefix(limit) { Console.error("ocrfarm: \(path): \(reason)") }
-        if report.problems.count > limit { Console.error("ocrfarm: … and \(report.problems.count - limit) more unreadable paths") }
+        if report.problems.count > limit { Console.error("ocrfarm: … and \(report.problems.count - limit) more paths not submitted") }
         for (path, failure) in report.invalid.prefix(limit) { Console.error("ocrfarm: \(path): \(failure.code): \(failure.message)") }
         if report.invalid.count > limit {
             Console.error("ocrfarm: … and \(report.invalid.count - limit) more unusable files (ocrfarm status shows them by code)")
         }
-        for (path, existing) in report.skipped.prefix(limit) {
+        for (path, existing, _) in report.skipped.prefix(limit) {
             Console.error("ocrfarm: \(path): already submitted as '\(existing)'; skipped (use --force to submit again)")
         }
         if report.skipped.count > limit { Console.error("ocrfarm: … and \(report.skipped.count - limit) more already submitted") }
@@ -103,7 +104,7 @@ enum Submitter {
         var notes: [String] = []
         if !report.skipped.isEmpty { notes.append("\(report.skipped.count) skipped as already submitted") }
         if !report.invalid.isEmpty { notes.append("\(report.invalid.count) unusable, recorded as failed") }
-        if !report.problems.isEmpty { notes.append("\(report.problems.count) unreadable") }
+        if !report.problems.isEmpty { notes.append("\(report.problems.count) not submitted (not files)") }
         if !notes.isEmpty { summary += " (" + notes.joined(separator: "; ") + ")" }
         Console.error(summary + " into \(store.path)")
         return report

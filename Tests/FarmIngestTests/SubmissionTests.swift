@@ -107,6 +107,28 @@ struct SubmissionTests {
         #expect(reasons.contains { $0.contains("No such file") })
     }
 
+    @Test("a file that cannot be read is a failed page (unreadable) naming the reason; submitting it again skips it")
+    func unreadableFile() throws {
+        // /proc/self/mem is a regular file whose first bytes nobody can read (EIO), not even root.
+        symlink("/proc/self/mem", folder.file("mem.png"))
+        folder.write("good.png", png)
+        let paths = [RawPath(folder.file("mem.png")), RawPath(folder.file("good.png"))]
+        let report = try Submission(store: store, options: SubmitOptions()).submit(paths)
+        #expect(report.added.count == 2)
+        #expect(report.problems.isEmpty)
+        let failure = try #require(report.invalid.first?.failure)
+        #expect(report.invalid.first?.path == paths[0])
+        #expect(failure.code == .unreadable)
+        #expect(failure.message == "cannot read the file: Input/output error")
+        let pages = try store.pages()
+        #expect(pages.map(\.state) == [.failed, .queued])
+        #expect(pages.first?.failureCode == "unreadable")
+        let again = try Submission(store: store, options: SubmitOptions()).submit(paths)
+        #expect(again.added.isEmpty)
+        #expect(again.invalid.isEmpty)
+        #expect(again.skipped.map(\.id) == report.added.map(\.id))
+    }
+
     @Test("file names with spaces, newlines and bytes that are not UTF-8 are kept exactly")
     func oddNames() throws {
         let name: [UInt8] = Array("odd name\n".utf8) + [0xFF, 0xFE] + Array(".png".utf8)
