@@ -141,7 +141,8 @@ struct RunCommand: Command {
                     bar.clear()
                     throw CommandFailure(.software, "workers keep exiting (last status \(status)); see \(logPath)")
                 }
-                Log.warning("worker exited; starting another", ["status": String(status), "restarts": String(restarts)])
+                Log.warning("worker exited; starting another", ["pid": String(children[index].pid), "exit_status": String(status),
+                                                               "restarts": String(restarts)])
                 children[index] = try startWorker()
             }
             if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
