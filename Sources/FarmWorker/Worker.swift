@@ -416,7 +416,7 @@ struct Slot {
                     text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
                     artifacts: PageArtifacts.render(page, outputs: outputs, source: job.source, pageNumber: job.index + 1,
                                                     languages: job.options.languages, created: Clock.now)))
-                Log.write(.debug, "page read", fields: Self.fields(job, since: started))
+                if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
             } catch {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))
                 Log.write(.info, "page failed", fields: Self.fields(job, since: started)
