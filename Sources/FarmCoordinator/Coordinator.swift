@@ -90,6 +90,8 @@ public final class Coordinator {
     private var storeBlockedUntil: Int64 = 0
     private var storeRefusedSince: Int64 = 0
     private var lastDiskFullLog: Int64 = 0
+    /// The label of each page in flight ("scan.pdf page 3"), from its dispatch to its outcome, for the log.
+    private var labels: [PageID: String] = [:]
     private var counters = CoordinatorCounters()
     private let shared = Mutex(CoordinatorCounters())
 
@@ -319,7 +321,7 @@ public final class Coordinator {
         let total = counters.malformedTotal
         // Logged sparingly: a hostile peer must not flood the log.
         if total <= 10 || total % 1000 == 0 {
-            Log.warning("dropped a malformed message", ["kind": kind, "detail": detail, "total": String(total)])
+            Log.warning("dropped a malformed message", ["kind": kind, "error": detail, "total": String(total)])
         }
     }
 
@@ -419,10 +421,11 @@ public final class Coordinator {
         var leased: [(QueuedPage, WorkerState, AttemptID)] = []
         var tally = CoordinatorCounters()
         var progress: [WorkerID: (done: Int, failed: Int)] = [:]
+        var events: [PageEvent] = []
         do {
             try store.write {
                 for write in pending {
-                    try apply(write, now: now, tally: &tally, progress: &progress)
+                    try apply(write, now: now, tally: &tally, progress: &progress, events: &events)
                 }
                 for (worker, counts) in progress {
                     try store.workerProgress(worker, lastSeen: workers[worker]?.lastSeenWall ?? now, done: counts.done,
@@ -443,6 +446,8 @@ public final class Coordinator {
         let written = (writes: pending.count, results: heldResults)
         pending.removeAll(keepingCapacity: true)
         storeAccepts(written: written)
+        // Logged only now: a page's outcome is news once the store has it, not while a rollback could undo it.
+        for event in events { log(event) }
         counters.completed += tally.completed
         counters.failed += tally.failed
         counters.retried += tally.retried
@@ -453,15 +458,17 @@ public final class Coordinator {
     }
 
     private func apply(_ write: PendingWrite, now: Double, tally: inout CoordinatorCounters,
-                       progress: inout [WorkerID: (done: Int, failed: Int)]) throws
+                       progress: inout [WorkerID: (done: Int, failed: Int)], events: inout [PageEvent]) throws
     {
         switch write {
         case .result(let attempt, let worker, let output, let startedAt):
             if try store.complete(attempt, by: worker, output: output, startedAt: startedAt, now: now) {
                 tally.completed += 1
                 progress[worker, default: (0, 0)].done += 1
+                events.append(PageEvent(.info, "page done", attempt, worker, duration: startedAt.map { now - $0 }))
             } else {
                 tally.superseded += 1
+                events.append(PageEvent(.info, "late result ignored: the page has moved on", attempt, worker, final: false))
             }
         case .failure(let attempt, let worker, let failure, let startedAt, let outcome):
             switch try store.fail(attempt, by: worker, failure: failure, policy: configuration.retry, startedAt: startedAt,
@@ -469,21 +476,31 @@ public final class Coordinator {
             case .failed:
                 tally.failed += 1
                 progress[worker, default: (0, 0)].failed += 1
+                events.append(PageEvent(.warning, "page failed", attempt, worker, failure: failure))
             case .retry:
                 tally.retried += 1
+                events.append(PageEvent(.info, "page failed; will retry", attempt, worker, failure: failure))
             case .superseded:
                 tally.superseded += 1
+                events.append(PageEvent(.info, "late failure ignored: the page has moved on", attempt, worker,
+                                        failure: failure, final: false))
             }
         case .lost(let attempt, let worker, let startedAt, let message):
             let failure = PageFailure(stage: "dispatch", code: .workerLost, message: message, retryable: true)
             switch try store.fail(attempt, by: worker, failure: failure, policy: configuration.retry, startedAt: startedAt,
                                   outcome: "lost", now: now) {
-            case .failed: tally.failed += 1
-            case .retry: tally.retried += 1
-            case .superseded: tally.superseded += 1
+            case .failed:
+                tally.failed += 1
+                events.append(PageEvent(.warning, "page taken back and failed: no attempts left", attempt, worker, failure: failure))
+            case .retry:
+                tally.retried += 1
+                events.append(PageEvent(.warning, "page taken back; will retry", attempt, worker, failure: failure))
+            case .superseded:
+                tally.superseded += 1
             }
         case .returned(let attempt, let worker, let startedAt):
             try store.giveBack(attempt, by: worker, startedAt: startedAt, now: now)
+            events.append(PageEvent(.info, "page given back to the queue", attempt, worker))
         case .joined(let hello):
             try store.workerJoined(hello.worker, host: hello.host, pid: hello.pid, slots: hello.slots, engine: hello.engine,
                                    languages: hello.languages, version: hello.version, now: now)
@@ -538,6 +555,8 @@ public final class Coordinator {
     }
 
     private func dispatch(_ page: QueuedPage, attempt: AttemptID, to worker: WorkerState, leasedAt: Double) {
+        let source = page.pageCount > 1 ? "\(page.documentName) page \(page.number)" : page.documentName
+        labels[page.id] = source
         let failure: PageFailure?
         var bytes: [UInt8] = []
         do throws(FileError) {
@@ -558,12 +577,12 @@ public final class Coordinator {
             optionsCache[page.optionsJSON] = parsed
             return parsed
         }()
-        let source = page.pageCount > 1 ? "\(page.documentName) page \(page.number)" : page.documentName
         let job = Job(attempt: attempt, source: source, kind: page.kind == "pdf" ? .pdf : .image, index: page.index,
                       options: options, bytes: bytes)
         worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
         if send(.job(job), to: worker) {
             counters.dispatched += 1
+            log(PageEvent(.debug, "page leased", attempt, worker.id, final: false))
         }
     }
 
@@ -579,6 +598,24 @@ public final class Coordinator {
         default:
             return PageFailure(stage: "dispatch", code: .unreadable, message: error.description, retryable: true)
         }
+    }
+
+    /// Logs a page event with the page's fields: page, attempt, worker, source (when known), and the failure's
+    /// code, stage and error, or the time the attempt took. A final event forgets the page's label.
+    private func log(_ event: PageEvent) {
+        guard event.level >= Log.level else {
+            if event.final { labels.removeValue(forKey: event.attempt.page) }
+            return
+        }
+        var fields = [("page", event.attempt.page.description), ("attempt", String(event.attempt.number)),
+                      ("worker", event.worker.rawValue)]
+        if let label = labels[event.attempt.page] { fields.append(("source", label)) }
+        if event.final { labels.removeValue(forKey: event.attempt.page) }
+        if let failure = event.failure {
+            fields += [("code", failure.code.rawValue), ("stage", failure.stage), ("error", failure.message)]
+        }
+        if let duration = event.duration { fields.append(("duration_ms", String(Int((duration * 1000).rounded())))) }
+        Log.write(event.level, event.message, fields: fields)
     }
 
     @discardableResult
@@ -648,6 +685,31 @@ final class WorkerState {
     init(id: WorkerID, route: [UInt8]) {
         self.id = id
         self.route = route
+    }
+}
+
+/// Something that happened to a page, for the log.
+struct PageEvent {
+    let level: Log.Level
+    let message: String
+    let attempt: AttemptID
+    let worker: WorkerID
+    var failure: PageFailure?
+    /// Seconds from the lease to the outcome.
+    var duration: Double?
+    /// The page's attempt is over (done, failed, retried, given back): its label is no longer needed.
+    var final: Bool
+
+    init(_ level: Log.Level, _ message: String, _ attempt: AttemptID, _ worker: WorkerID, failure: PageFailure? = nil,
+         duration: Double? = nil, final: Bool = true)
+    {
+        self.level = level
+        self.message = message
+        self.attempt = attempt
+        self.worker = worker
+        self.failure = failure
+        self.duration = duration
+        self.final = final
     }
 }
 

@@ -1,6 +1,12 @@
 import Synchronization
 
 /// One line per event on standard error, in logfmt (`time=… level=info role=coordinator msg="…" page=12`) or JSON.
+///
+/// Every line starts with `time`, `level`, `role` and `msg`, then the process's context fields (a worker's
+/// `worker`), then the event's own. Field names are fixed per concept (docs/operations.md, "Logs"): `page` (the
+/// page id), `attempt` (its number), `worker` (the worker id), `source` (the job's label: document name and page),
+/// `code`, `stage`, `error` (a failure), `endpoint`, `reason`. An event's field overrides a context field of the
+/// same name. Thread-safe: lines from several threads never interleave.
 public enum Log {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
@@ -33,17 +39,25 @@ public enum Log {
         var level: Level = .info
         var format: Format = .logfmt
         var role: String = "cli"
+        var context: [(String, String)] = []
     }
 
     private static let settings = Mutex(Settings())
 
-    public static func configure(level: Level? = nil, format: Format? = nil, role: String? = nil) {
+    /// Sets what is given; `context` fields go on every later line (a worker passes its id).
+    public static func configure(level: Level? = nil, format: Format? = nil, role: String? = nil,
+                                 context: KeyValuePairs<String, String>? = nil)
+    {
         settings.withLock { s in
             if let level { s.level = level }
             if let format { s.format = format }
             if let role { s.role = role }
+            if let context { s.context = context.map { ($0.key, $0.value) } }
         }
     }
+
+    /// The role set by `configure`: "cli" until a long-running command names itself.
+    public static var role: String { settings.withLock { $0.role } }
 
     public static var level: Level { settings.withLock { $0.level } }
 
@@ -53,15 +67,22 @@ public enum Log {
     public static func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { write(.error, message, fields) }
 
     public static func write(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String>) {
+        write(level, message, fields: fields.map { ($0.key, $0.value) })
+    }
+
+    /// Writes one event whose fields are built at run time (a page's, which depend on what is known of it).
+    public static func write(_ level: Level, _ message: String, fields: [(String, String)]) {
         let current = settings.withLock { $0 }
         guard level >= current.level else { return }
         let time = Clock.iso8601(Clock.now)
         var pairs: [(String, String)] = [("time", time), ("level", level.name), ("role", current.role), ("msg", message)]
-        pairs += fields.map { ($0.key, $0.value) }
+        pairs += current.context.filter { key, _ in !fields.contains { $0.0 == key } }
+        pairs += fields
         Console.error(render(pairs, format: current.format))
     }
 
-    static func render(_ pairs: [(String, String)], format: Format) -> String {
+    /// One line (without its newline) in `format`. Keys are written as given: callers use plain snake_case names.
+    package static func render(_ pairs: [(String, String)], format: Format) -> String {
         switch format {
         case .json:
             return JSON.object(pairs.map { ($0.0, JSON($0.1)) }).rendered
@@ -70,19 +91,33 @@ public enum Log {
         }
     }
 
-    private static func quoted(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline || $0 == "\\" }
+    /// A logfmt value: bare when it is a plain word, else in double quotes with `"` and `\` escaped and every
+    /// control character (newlines, tabs, escape sequences, C1 controls) written as an escape, so one event
+    /// stays one line and a value cannot forge a field or move the terminal's cursor.
+    package static func quoted(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.unicodeScalars.contains { scalar in
+            scalar.value <= 0x20 || scalar == "=" || scalar == "\"" || scalar == "\\" || isControl(scalar)
+        }
         guard needsQuotes else { return value }
         var out = "\""
-        for character in value {
-            switch character {
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
-            default: out.append(character)
+            case "\t": out += "\\t"
+            case _ where isControl(scalar):
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }

@@ -245,7 +245,7 @@ public final class Worker {
             do throws(ProtocolError) {
                 message = try FrameCodec.decode(frames)
             } catch {
-                Log.warning("dropped a malformed message from the coordinator", ["error": error.description])
+                Log.warning("dropped a malformed message from the coordinator", ["kind": error.kind, "error": error.description])
                 continue
             }
             switch message {
@@ -254,7 +254,7 @@ public final class Worker {
                 tracker.accept(job.attempt)
                 jobs.push(SlotJob(job: job, generation: generation))
             case .bye(let bye):
-                Log.info("coordinator said goodbye; reconnecting", ["reason": bye.reason])
+                Log.info("coordinator said goodbye; reconnecting", ["endpoint": configuration.connect, "reason": bye.reason])
                 // A coordinator that restarted (or forgot us) asks for a new HELLO; one that is stopping will be
                 // back: either way we introduce ourselves again.
                 reconnect()
@@ -400,6 +400,7 @@ struct Slot {
                 abort()
             }
             let message: FarmProtocol.Message
+            let started = Clock.monotonicMilliseconds
             do throws(PageFailure) {
                 let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
                 // The encoded page is needed only until it is decoded; the processor holds the last reference.
@@ -415,13 +416,22 @@ struct Slot {
                     text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
                     artifacts: PageArtifacts.render(page, outputs: outputs, source: job.source, pageNumber: job.index + 1,
                                                     languages: job.options.languages, created: Clock.now)))
+                if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
             } catch {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))
+                Log.write(.info, "page failed", fields: Self.fields(job, since: started)
+                          + [("code", error.code.rawValue), ("stage", error.stage), ("error", error.message)])
             }
             _ = try? socket.send(FrameCodec.encode(message))
             // The page's buffers go back to the system between pages, not while the engine churns through them.
             if processor.engine != .none { Allocator.releaseThreadMemory() }
         }
+    }
+
+    /// A page event's fields (the worker's id comes from the log's context).
+    static func fields(_ job: Job, since started: Int64) -> [(String, String)] {
+        [("page", job.attempt.page.description), ("attempt", String(job.attempt.number)), ("source", job.source),
+         ("duration_ms", String(Clock.monotonicMilliseconds - started))]
     }
 }
 

@@ -114,11 +114,21 @@ enum Commands {
             Console.error("ocrfarm \(command.name): \(error.message)")
             return .ioError
         } catch let error as CommandFailure {
-            Console.error("ocrfarm \(command.name): \(error.message)")
+            report(error.message, status: error.status, command: command.name)
             return error.status
         } catch {
-            Console.error("ocrfarm \(command.name): \(error)")
+            report("\(error)", status: .software, command: command.name)
             return .software
+        }
+    }
+
+    /// A command that cannot go on says why: as a log event once it has set up its log (coordinator, worker,
+    /// run: a log reader must be able to parse every line), else as a plain line.
+    private static func report(_ message: String, status: ExitStatus, command: String) {
+        if Log.role == "cli" {
+            Console.error("ocrfarm \(command): \(message)")
+        } else {
+            Log.error("stopped", ["command": command, "error": message, "exit_status": String(status.rawValue)])
         }
     }
 }

@@ -174,6 +174,8 @@ struct WorkerCommand: Command {
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
             crashTrigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
             limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000))
+        // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
+        Log.configure(context: ["worker": configuration.id.rawValue])
     }
 
     func run() throws -> ExitStatus {

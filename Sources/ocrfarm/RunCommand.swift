@@ -43,6 +43,8 @@ struct RunCommand: Command {
     let retryDelay: Double
     let heartbeat: Int
     let logLevelGiven: Bool
+    /// --log-format as given, passed on to the workers so the whole log file has one format.
+    let logFormat: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "no files or folders given") }
@@ -56,6 +58,7 @@ struct RunCommand: Command {
         retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
         logLevelGiven = arguments.string("--log-level") != nil
+        logFormat = arguments.string("--log-format")
         try LogOptions.apply(arguments, role: "coordinator")
         // The progress line is the story on a terminal; the coordinator only speaks up about trouble.
         if !logLevelGiven { Log.configure(level: .warning) }
@@ -87,6 +90,7 @@ struct RunCommand: Command {
                                "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
                                "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
         if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
+        if let logFormat { workerArguments += ["--log-format", logFormat] }
         func startWorker() throws -> ChildProcess {
             try ChildProcess(executable: FileSystem.executablePath, arguments: workerArguments, outputPath: logPath)
         }
@@ -135,7 +139,8 @@ struct RunCommand: Command {
                     bar.clear()
                     throw CommandFailure(.software, "workers keep exiting (last status \(status)); see \(logPath)")
                 }
-                Log.warning("worker exited; starting another", ["status": String(status), "restarts": String(restarts)])
+                Log.warning("worker exited; starting another", ["pid": String(children[index].pid), "exit_status": String(status),
+                                                               "restarts": String(restarts)])
                 children[index] = try startWorker()
             }
             if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
