@@ -9,7 +9,9 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
     private var notFull = pthread_cond_t()
-    private var items: [Element] = []
+    /// Elements from `head` on are waiting; slots before `head` were taken and are emptied at once, so the queue
+    /// never keeps a taken element alive (a page's bytes, a result) until the next compaction.
+    private var items: [Element?] = []
     private var head = 0
     private var closed = false
     private let capacity: Int
@@ -62,10 +64,10 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
             }
         }
         guard head < items.count else { return nil }
-        let element = items[head]
+        let element = items[head].take()
         head += 1
         pthread_cond_signal(&notFull)
-        if head > 1024 && head * 2 > items.count {
+        if head >= 64 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }

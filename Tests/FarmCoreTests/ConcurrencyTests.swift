@@ -26,6 +26,31 @@ struct ConcurrencyTests {
         #expect(Set(items).count == 2000)
     }
 
+    @Test("a taken element is not kept alive by the queue (a worker's page bytes must not pile up)")
+    func takenElementsAreReleased() {
+        final class Payload: Sendable {}
+        let queue = BlockingQueue<Payload>()
+        weak var first: Payload?
+        weak var last: Payload?
+        for round in 0..<3 {
+            for index in 0..<500 {
+                let payload = Payload()
+                if round == 0 && index == 0 { first = payload }
+                last = payload
+                queue.push(payload)
+                _ = queue.pop()
+            }
+        }
+        #expect(first == nil, "the first element taken is still referenced")
+        #expect(last == nil, "the last element taken is still referenced")
+        queue.push(Payload())
+        queue.push(Payload())
+        #expect(queue.count == 2)
+        weak let kept = queue.pop()
+        #expect(kept == nil)
+        #expect(queue.count == 1)
+    }
+
     @Test("pop times out on an empty queue and returns nil after close")
     func timeoutAndClose() {
         let queue = BlockingQueue<String>()
