@@ -267,10 +267,15 @@ public final class Coordinator {
             worker = existing
             worker.route = route
             let held = Set(hello.held)
+            var returned = 0
             for (page, lease) in worker.leases where !held.contains(lease.attempt) {
                 worker.leases.removeValue(forKey: page)
                 pending.append(.returned(lease.attempt, worker: hello.worker, startedAt: lease.startedAt))
+                returned += 1
             }
+            Log.info("worker rejoined on a new connection", ["worker": hello.worker.rawValue, "host": hello.host,
+                                                             "leases_kept": String(worker.leases.count),
+                                                             "leases_returned": String(returned)])
         } else {
             worker = WorkerState(id: hello.worker, route: route)
             workers[hello.worker] = worker
