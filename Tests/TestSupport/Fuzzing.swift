@@ -13,7 +13,7 @@ public enum FuzzFrames {
         var frames: [[UInt8]] = []
         var start = 0, at = 0
         while at + separator.count <= bytes.count {
-            if bytes[at..<(at + separator.count)].elementsEqual(separator) {
+            if bytes[at] == separator[0], bytes[at..<(at + separator.count)].elementsEqual(separator) {
                 frames.append(Array(bytes[start..<at]))
                 at += separator.count
                 start = at
@@ -68,10 +68,7 @@ public enum Fuzzing {
             let driver = unsafeBitCast(symbol, to: RunDriver.self)
             var argc = CommandLine.argc
             var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-            exit(driver(&argc, &argv) { data, size in
-                Fuzzing.check(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-                return 0
-            })
+            exit(driver(&argc, &argv, fuzzerTestOneInput))
         }
         guard !arguments.isEmpty, !arguments.contains(where: { $0.hasPrefix("-") }) else {
             fail("""
@@ -96,8 +93,30 @@ public enum Fuzzing {
         exit(0)
     }
 
+    fileprivate static func run(_ data: UnsafePointer<UInt8>?, _ size: Int) {
+        check(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    }
+
     private static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data((message + "\n").utf8))
         exit(64)
+    }
+}
+
+/// libFuzzer's entry point. Its own `main` needs the symbol at link time; SwiftPM's `main` wins, and calls the
+/// driver with this function.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    Fuzzing.run(data, size)
+    return 0
+}
+
+/// The inputs the fuzzers found (Tests/Fixtures/fuzz/TARGET/), which the unit tests feed through the decoders.
+public enum FuzzFindings {
+    /// The files kept for `target` ("frame" or "decode"), sorted by name.
+    public static func files(_ target: String) -> [String] {
+        let folder = Fixtures.path("fuzz/" + target)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map { folder + "/" + $0 }
     }
 }
