@@ -16,7 +16,8 @@ enum DecodeFuzzer {
         Fuzzing.main(name: "DecodeFuzzer", seeds: seeds, check: check)
     }
 
-    static func check(_ bytes: [UInt8]) {
+    /// Checks one input and says what became of it.
+    static func check(_ bytes: [UInt8]) -> String {
         do {
             let page = try Decoder.decode(bytes, limits: limits)
             let image = page.image
@@ -25,10 +26,12 @@ enum DecodeFuzzer {
             precondition([1, 8, 32].contains(image.depth), "depth \(image.depth): \(page.findings)")
             precondition(!image.hasColormap, "a colormap left: \(page.findings)")
             precondition(image.depth != 32 || image.samplesPerPixel != 4, "alpha left: \(page.findings)")
+            return "decoded: \(page.findings)"
         } catch {
             precondition(error.stage == Decoder.stage, "stage \(error.stage)")
             precondition([.decodeFailed, .imageTooLarge].contains(error.code), "code \(error.code)")
             precondition(!error.message.isEmpty, "a failure without a reason")
+            return "refused: \(error.code.rawValue): \(error.message)"
         }
     }
 

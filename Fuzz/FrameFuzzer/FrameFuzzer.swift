@@ -14,19 +14,21 @@ enum FrameFuzzer {
         Fuzzing.main(name: "FrameFuzzer", seeds: seeds, check: check)
     }
 
-    static func check(_ bytes: [UInt8]) {
+    /// Checks one input and says what became of it.
+    static func check(_ bytes: [UInt8]) -> String {
         let frames = FuzzFrames.split(bytes)
         let message: Message
         do {
             message = try FrameCodec.decode(frames)
         } catch {
             precondition(!error.kind.isEmpty && error.description.count > error.kind.count, "unclear error: \(error)")
-            return
+            return "refused: \(error)"
         }
         do {
             let once = try FrameCodec.decode(FrameCodec.encode(message))
             let twice = try FrameCodec.decode(FrameCodec.encode(once))
             precondition(once == twice, "the encoder does not settle: \(once) then \(twice)")
+            return "decoded: \(message.command.rawValue)"
         } catch {
             preconditionFailure("the encoder wrote frames its decoder refuses (\(error)) for \(message)")
         }

@@ -8,6 +8,15 @@ extension Pix {
     public static func header(of bytes: [UInt8], page: Int = 0) throws(LeptonicaError) -> ImageHeader {
         LeptonicaLibrary.prepare()
         let format = ImageFormat.sniff(bytes)
+        if format == .gif {
+            // Leptonica's header of a GIF is the decoded image; read the size from the blocks instead.
+            guard let gif = GIFHeader.size(of: bytes), gif.width > 0, gif.height > 0 else {
+                throw LeptonicaError("read header", message: Self.unreadableReason(bytes, format: format))
+            }
+            let depth = gif.colors <= 2 ? 1 : gif.colors <= 4 ? 2 : gif.colors <= 16 ? 4 : 8
+            return ImageHeader(format: .gif, width: gif.width, height: gif.height, bitsPerSample: depth,
+                               samplesPerPixel: 1, hasColormap: true)
+        }
         var code: Int32 = 0, w: Int32 = 0, h: Int32 = 0, bps: Int32 = 0, spp: Int32 = 0, cmap: Int32 = 0, res: Int32 = 0
         let rc: Int32 = bytes.withUnsafeBufferPointer { buffer in
             if format.isTIFF {

@@ -34,10 +34,10 @@ public enum FuzzFrames {
 /// The shared main of the fuzzers in `Fuzz/`. Built by `Scripts/fuzz` with `-sanitize=fuzzer`, the program hands
 /// its arguments to libFuzzer's driver (`LLVMFuzzerRunDriver`, found at run time, so one source serves both
 /// builds); built normally, it feeds each file named on the command line (or each file in a named folder) to
-/// `check` once, which reproduces a saved crash without the sanitizers. `--write-seeds DIR` writes the seed corpus.
+/// `check` once and prints what it says, which reproduces a saved crash without the sanitizers. `--write-seeds DIR` writes the seed corpus.
 public enum Fuzzing {
     /// The check of the running fuzzer: libFuzzer's callback is a C function and cannot capture it.
-    nonisolated(unsafe) private static var check: ([UInt8]) -> Void = { _ in }
+    nonisolated(unsafe) private static var check: ([UInt8]) -> String = { _ in "" }
 
     private typealias TestOneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
     private typealias RunDriver = @convention(c) (
@@ -45,7 +45,7 @@ public enum Fuzzing {
     ) -> CInt
 
     public static func main(name: String, seeds: () throws -> [(name: String, bytes: [UInt8])],
-                            check: @escaping ([UInt8]) -> Void) -> Never
+                            check: @escaping ([UInt8]) -> String) -> Never
     {
         Fuzzing.check = check
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -87,14 +87,13 @@ public enum Fuzzing {
         }
         for file in files {
             guard let data = FileManager.default.contents(atPath: file) else { fail("\(name): cannot read \(file)") }
-            check(Array(data))
-            print("\(file): ok")
+            print("\(file): \(check(Array(data)))")
         }
         exit(0)
     }
 
     fileprivate static func run(_ data: UnsafePointer<UInt8>?, _ size: Int) {
-        check(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+        _ = check(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
     }
 
     private static func fail(_ message: String) -> Never {
