@@ -26,7 +26,7 @@ enum DecodeFuzzer {
             precondition([1, 8, 32].contains(image.depth), "depth \(image.depth): \(page.findings)")
             precondition(!image.hasColormap, "a colormap left: \(page.findings)")
             precondition(image.depth != 32 || image.samplesPerPixel != 4, "alpha left: \(page.findings)")
-            return "decoded: \(page.findings)"
+            return "decoded: " + String(decoding: page.findings.bytes, as: UTF8.self)
         } catch {
             precondition(error.stage == Decoder.stage, "stage \(error.stage)")
             precondition([.decodeFailed, .imageTooLarge].contains(error.code), "code \(error.code)")

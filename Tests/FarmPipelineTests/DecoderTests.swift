@@ -52,6 +52,25 @@ struct DecoderTests {
         }
     }
 
+    @Test("a GIF whose second image is 3000×3000 is refused: giflib holds every image's pixels at once")
+    func gifSecondImage() throws {
+        let bytes = try Fixtures.read("fuzz/decode/gif-second-image-3000x3000.gif")
+        // Under a larger limit giflib reads it, and fails: the second image's data is that of a 128×96 one.
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(maxPixels: 10_000_000))
+            Issue.record("the second image is damaged")
+        } catch {
+            #expect(error.code == .decodeFailed)
+        }
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(maxPixels: 4_000_000))
+            Issue.record("over the limit")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+            #expect(error.message.contains("2 images"), "\(error.message)")
+        }
+    }
+
     @Test("the pixel limit is configurable")
     func limit() throws {
         let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")
