@@ -49,6 +49,11 @@ let package = Package(
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
         .target(name: "TestSupport", dependencies: ["FarmCore"], path: "Tests/TestSupport"),
 
+        // Fuzzers: Scripts/fuzz builds them with libFuzzer; a normal build checks the files it is given once.
+        .executableTarget(name: "FrameFuzzer", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"], path: "Fuzz/FrameFuzzer"),
+        .executableTarget(name: "DecodeFuzzer", dependencies: ["FarmPipeline", "FarmCore", "Leptonica", "TestSupport"],
+                          path: "Fuzz/DecodeFuzzer"),
+
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
@@ -59,7 +64,7 @@ let package = Package(
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore"]),
+        .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",

@@ -8,6 +8,15 @@ extension Pix {
     public static func header(of bytes: [UInt8], page: Int = 0) throws(LeptonicaError) -> ImageHeader {
         LeptonicaLibrary.prepare()
         let format = ImageFormat.sniff(bytes)
+        if format == .gif {
+            // Leptonica's header of a GIF is the decoded image; read the size from the blocks instead.
+            guard let gif = GIFHeader(bytes), gif.width > 0, gif.height > 0 else {
+                throw LeptonicaError("read header", message: Self.unreadableReason(bytes, format: format))
+            }
+            let depth = gif.colors <= 2 ? 1 : gif.colors <= 4 ? 2 : gif.colors <= 16 ? 4 : 8
+            return ImageHeader(format: .gif, width: gif.width, height: gif.height, bitsPerSample: depth,
+                               samplesPerPixel: 1, hasColormap: true)
+        }
         var code: Int32 = 0, w: Int32 = 0, h: Int32 = 0, bps: Int32 = 0, spp: Int32 = 0, cmap: Int32 = 0, res: Int32 = 0
         let rc: Int32 = bytes.withUnsafeBufferPointer { buffer in
             if format.isTIFF {
@@ -58,6 +67,10 @@ extension Pix {
             if header.pixelCount > maxPixels {
                 throw LeptonicaError("decode", message: ImageTooLarge.message(header: header, limit: maxPixels))
             }
+            if format == .gif, let gif = GIFHeader(bytes), gif.totalPixels > maxPixels {
+                throw LeptonicaError("decode", message: ImageTooLarge.message(gifImages: gif.images,
+                                                                              pixels: gif.totalPixels, limit: maxPixels))
+            }
         }
         let pointer: UnsafeMutablePointer<PIX>? = bytes.withUnsafeBufferPointer { buffer in
             if format.isTIFF { return pixReadMemTiff(buffer.baseAddress, buffer.count, Int32(page)) }
@@ -100,6 +113,12 @@ public enum ImageTooLarge {
         let megapixels = Double(header.pixelCount) / 1_000_000
         let limitMP = Double(limit) / 1_000_000
         return "\(marker): \(header.width)x\(header.height) (\(formatted(megapixels)) MP) is over the limit of \(formatted(limitMP)) MP"
+    }
+
+    static func message(gifImages images: Int, pixels: Int, limit: Int) -> String {
+        let megapixels = Double(pixels) / 1_000_000
+        let limitMP = Double(limit) / 1_000_000
+        return "\(marker): the GIF's \(images) images have \(formatted(megapixels)) MP in all (decoded together), over the limit of \(formatted(limitMP)) MP"
     }
 
     private static func formatted(_ value: Double) -> String {

@@ -38,6 +38,39 @@ struct DecoderTests {
         }
     }
 
+    @Test("a GIF declaring 20000×20000 is refused as too large before it is decoded")
+    func gifBomb() throws {
+        // Leptonica's header of a GIF is the whole decoded image; this one's data is cut short, so it used to fail
+        // as decode-failed after giflib had taken the memory, and a complete one would have been decoded.
+        let bytes = try Fixtures.read("fuzz/decode/gif-declares-20000x20000.gif")
+        do {
+            _ = try Decoder.decode(bytes)
+            Issue.record("over the limit")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+            #expect(error.message.contains("20000x20000"), "\(error.message)")
+        }
+    }
+
+    @Test("a GIF whose second image is 3000×3000 is refused: giflib holds every image's pixels at once")
+    func gifSecondImage() throws {
+        let bytes = try Fixtures.read("fuzz/decode/gif-second-image-3000x3000.gif")
+        // Under a larger limit giflib reads it, and fails: the second image's data is that of a 128×96 one.
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(maxPixels: 10_000_000))
+            Issue.record("the second image is damaged")
+        } catch {
+            #expect(error.code == .decodeFailed)
+        }
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(maxPixels: 4_000_000))
+            Issue.record("over the limit")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+            #expect(error.message.contains("2 images"), "\(error.message)")
+        }
+    }
+
     @Test("the pixel limit is configurable")
     func limit() throws {
         let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")

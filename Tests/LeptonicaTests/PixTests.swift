@@ -30,6 +30,8 @@ struct PixTests {
         let decoded = try Pix(encoded: encoded)
         #expect(decoded.width == 640)
         #expect(decoded.height == 480)
+        let header = try Pix.header(of: encoded)
+        #expect(header.width == 640 && header.height == 480)
         let lossless: [ImageFormat] = [.png, .tiff(.none), .tiff(.lzw), .tiff(.zip), .pnm, .bmp]
         if lossless.contains(format) {
             #expect(try decoded.grayscale().hasSamePixels(as: gray))
