@@ -452,7 +452,7 @@ public final class Coordinator {
         pending.removeAll(keepingCapacity: true)
         storeAccepts(written: written)
         // Logged only now: a page's outcome is news once the store has it, not while a rollback could undo it.
-        for event in events { log(event) }
+        Log.write(lines: events.compactMap(line))
         counters.completed += tally.completed
         counters.failed += tally.failed
         counters.retried += tally.retried
@@ -587,7 +587,7 @@ public final class Coordinator {
         worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
         if send(.job(job), to: worker) {
             counters.dispatched += 1
-            log(PageEvent(.debug, "page leased", attempt, worker.id, final: false))
+            if let line = line(PageEvent(.debug, "page leased", attempt, worker.id, final: false)) { Console.error(line) }
         }
     }
 
@@ -607,10 +607,11 @@ public final class Coordinator {
 
     /// Logs a page event with the page's fields: page, attempt, worker, source (when known), and the failure's
     /// code, stage and error, or the time the attempt took. A final event forgets the page's label.
-    private func log(_ event: PageEvent) {
+    /// The log line of a page event (nil below the log level); forgets the page's label once it is final.
+    private func line(_ event: PageEvent) -> String? {
         guard event.level >= Log.level else {
             if event.final { labels.removeValue(forKey: event.attempt.page) }
-            return
+            return nil
         }
         var fields = [("page", event.attempt.page.description), ("attempt", String(event.attempt.number)),
                       ("worker", event.worker.rawValue)]
@@ -620,7 +621,7 @@ public final class Coordinator {
             fields += [("code", failure.code.rawValue), ("stage", failure.stage), ("error", failure.message)]
         }
         if let duration = event.duration { fields.append(("duration_ms", String(Int((duration * 1000).rounded())))) }
-        Log.write(event.level, event.message, fields: fields)
+        return Log.line(event.level, event.message, fields: fields)
     }
 
     @discardableResult

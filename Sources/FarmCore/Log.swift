@@ -72,13 +72,25 @@ public enum Log {
 
     /// Writes one event whose fields are built at run time (a page's, which depend on what is known of it).
     public static func write(_ level: Level, _ message: String, fields: [(String, String)]) {
+        if let line = line(level, message, fields: fields) { Console.error(line) }
+    }
+
+    /// The line `write` would write for this event (without its newline), or nil below the level: for callers that
+    /// write many events at once (a coordinator's page events of one transaction go out in one write).
+    public static func line(_ level: Level, _ message: String, fields: [(String, String)]) -> String? {
         let current = settings.withLock { $0 }
-        guard level >= current.level else { return }
+        guard level >= current.level else { return nil }
         let time = Clock.iso8601(Clock.now)
         var pairs: [(String, String)] = [("time", time), ("level", level.name), ("role", current.role), ("msg", message)]
         pairs += current.context.filter { key, _ in !fields.contains { $0.0 == key } }
         pairs += fields
-        Console.error(render(pairs, format: current.format))
+        return render(pairs, format: current.format)
+    }
+
+    /// Writes lines made by `line` with one write to standard error.
+    public static func write(lines: [String]) {
+        guard !lines.isEmpty else { return }
+        Console.error(lines.joined(separator: "\n"))
     }
 
     /// One line (without its newline) in `format`. Keys are written as given: callers use plain snake_case names.
