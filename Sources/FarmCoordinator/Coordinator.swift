@@ -90,8 +90,8 @@ public final class Coordinator {
     private var storeBlockedUntil: Int64 = 0
     private var storeRefusedSince: Int64 = 0
     private var lastDiskFullLog: Int64 = 0
-    /// The label of each page in flight ("scan.pdf page 3"), from its dispatch to its outcome, for the log.
-    private var labels: [PageID: String] = [:]
+    /// The label of each attempt in flight ("scan.pdf page 3"), from its dispatch to its outcome, for the log.
+    private var labels: [AttemptID: String] = [:]
     private var counters = CoordinatorCounters()
     private let shared = Mutex(CoordinatorCounters())
 
@@ -177,8 +177,9 @@ public final class Coordinator {
             checkLiveness(now: now)
             sendHeartbeats(now: now)
         }
-        // Not while the store refuses writes: expired leases would be queued again every check.
-        if now - lastExpiryCheck >= 5000 && storeBlockedUntil == 0 {
+        // Not while the store holds back writes: the same expired leases would be queued again every check. (With
+        // nothing held it is safe, and needed: a coordinator whose disk is nearly full may commit nothing else.)
+        if now - lastExpiryCheck >= 5000 && (storeBlockedUntil == 0 || pending.isEmpty) {
             lastExpiryCheck = now
             expireLeases()
         }
@@ -473,7 +474,7 @@ public final class Coordinator {
                 events.append(PageEvent(.info, "page done", attempt, worker, duration: startedAt.map { now - $0 }))
             } else {
                 tally.superseded += 1
-                events.append(PageEvent(.info, "late result ignored: the page has moved on", attempt, worker, final: false))
+                events.append(PageEvent(.info, "late result ignored: the page has moved on", attempt, worker))
             }
         case .failure(let attempt, let worker, let failure, let startedAt, let outcome):
             switch try store.fail(attempt, by: worker, failure: failure, policy: configuration.retry, startedAt: startedAt,
@@ -488,7 +489,7 @@ public final class Coordinator {
             case .superseded:
                 tally.superseded += 1
                 events.append(PageEvent(.info, "late failure ignored: the page has moved on", attempt, worker,
-                                        failure: failure, final: false))
+                                        failure: failure))
             }
         case .lost(let attempt, let worker, let startedAt, let message):
             let failure = PageFailure(stage: "dispatch", code: .workerLost, message: message, retryable: true)
@@ -502,10 +503,15 @@ public final class Coordinator {
                 events.append(PageEvent(.warning, "page taken back; will retry", attempt, worker, failure: failure))
             case .superseded:
                 tally.superseded += 1
+                labels.removeValue(forKey: attempt)
             }
         case .returned(let attempt, let worker, let startedAt):
-            try store.giveBack(attempt, by: worker, startedAt: startedAt, now: now)
-            events.append(PageEvent(.info, "page given back to the queue", attempt, worker))
+            if try store.giveBack(attempt, by: worker, startedAt: startedAt, now: now) {
+                events.append(PageEvent(.info, "page given back to the queue", attempt, worker))
+            } else {
+                tally.superseded += 1
+                labels.removeValue(forKey: attempt)
+            }
         case .joined(let hello):
             try store.workerJoined(hello.worker, host: hello.host, pid: hello.pid, slots: hello.slots, engine: hello.engine,
                                    languages: hello.languages, version: hello.version, now: now)
@@ -523,7 +529,7 @@ public final class Coordinator {
         let now = Clock.monotonicMilliseconds
         if storeBlockedUntil == 0 { storeRefusedSince = now }
         let diskFull = (error as? StoreError)?.isDiskFull ?? false
-        let free = DiskSpace.of(FileSystem.directoryName(store.path)).map { Format.bytes(Int($0.available)) } ?? "unknown"
+        let free = store.diskSpace.map { Format.bytes(Int($0.available)) } ?? "unknown"
         if diskFull && (!counters.diskFull || now - lastDiskFullLog >= 60_000) {
             // Once when it happens, then a reminder a minute while it lasts.
             Log.error(counters.diskFull ? "the store's disk is still full: dispatch stays paused"
@@ -561,7 +567,7 @@ public final class Coordinator {
 
     private func dispatch(_ page: QueuedPage, attempt: AttemptID, to worker: WorkerState, leasedAt: Double) {
         let source = page.pageCount > 1 ? "\(page.documentName) page \(page.number)" : page.documentName
-        labels[page.id] = source
+        labels[attempt] = source
         let failure: PageFailure?
         var bytes: [UInt8] = []
         do throws(FileError) {
@@ -605,18 +611,18 @@ public final class Coordinator {
         }
     }
 
-    /// Logs a page event with the page's fields: page, attempt, worker, source (when known), and the failure's
-    /// code, stage and error, or the time the attempt took. A final event forgets the page's label.
-    /// The log line of a page event (nil below the log level); forgets the page's label once it is final.
+    /// The log line of a page event (nil below the log level): page, attempt, worker, source (while the attempt's
+    /// label is known), and the failure's code, stage and error, or the time the attempt took. A final event forgets
+    /// the attempt's label.
     private func line(_ event: PageEvent) -> String? {
         guard event.level >= Log.level else {
-            if event.final { labels.removeValue(forKey: event.attempt.page) }
+            if event.final { labels.removeValue(forKey: event.attempt) }
             return nil
         }
         var fields = [("page", event.attempt.page.description), ("attempt", String(event.attempt.number)),
                       ("worker", event.worker.rawValue)]
-        if let label = labels[event.attempt.page] { fields.append(("source", label)) }
-        if event.final { labels.removeValue(forKey: event.attempt.page) }
+        if let label = labels[event.attempt] { fields.append(("source", label)) }
+        if event.final { labels.removeValue(forKey: event.attempt) }
         if let failure = event.failure {
             fields += [("code", failure.code.rawValue), ("stage", failure.stage), ("error", failure.message)]
         }
@@ -661,7 +667,7 @@ public final class Coordinator {
             }
             // An idle coordinator learns here that space returned; with writes held, only their commit tells. A
             // small write can fit in the write-ahead log's old space on a full disk, so the disk must agree.
-            let stillFull = counters.diskFull && DiskSpace.of(FileSystem.directoryName(store.path))?.isFull == true
+            let stillFull = counters.diskFull && store.diskSpace?.isFull == true
             if pending.isEmpty && !stillFull { storeAccepts(written: (0, 0)) }
         } catch {
             storeFailed(error, assignments: [])
@@ -703,7 +709,7 @@ struct PageEvent {
     var failure: PageFailure?
     /// Seconds from the lease to the outcome.
     var duration: Double?
-    /// The page's attempt is over (done, failed, retried, given back): its label is no longer needed.
+    /// The attempt is over (done, failed, retried, given back, ignored as late): its label is no longer needed.
     var final: Bool
 
     init(_ level: Log.Level, _ message: String, _ attempt: AttemptID, _ worker: WorkerID, failure: PageFailure? = nil,

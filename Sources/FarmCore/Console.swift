@@ -75,7 +75,15 @@ public enum Console {
         text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 
+    /// One writer at a time: a long write (a batch of log lines to a pipe) can be partial, and another thread's
+    /// line must not land in the middle of it.
+    private static let writeLock = Mutex(())
+
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+        writeLock.withLock { _ in writeAllUnlocked(fd, bytes) }
+    }
+
+    private static func writeAllUnlocked(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)

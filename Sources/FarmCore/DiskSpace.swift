@@ -21,8 +21,14 @@ public struct DiskSpace: Sendable, Equatable {
     public static func of(_ path: String) -> DiskSpace? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        let unit = Int64(info.f_frsize)
-        return DiskSpace(available: Int64(info.f_bavail) * unit, total: Int64(info.f_blocks) * unit)
+        // Saturating: some network and FUSE file systems report sizes that do not fit.
+        let unit = Int64(clamping: info.f_frsize)
+        return DiskSpace(available: bytes(Int64(clamping: info.f_bavail), unit), total: bytes(Int64(clamping: info.f_blocks), unit))
+    }
+
+    private static func bytes(_ blocks: Int64, _ unit: Int64) -> Int64 {
+        let (product, overflow) = blocks.multipliedReportingOverflow(by: unit)
+        return overflow ? .max : product
     }
 
     /// Too little space left for the store to take another result.

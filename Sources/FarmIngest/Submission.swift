@@ -91,8 +91,9 @@ public final class Submission {
                 continue
             } catch {
                 // A file that is there but cannot be read (no permission, an I/O error) is recorded as a failed page,
-                // so `status` shows it by code and `requeue --error unreadable` reads it once it can be read. With no
-                // content to know it by, its path stands in for the content hash, so submitting it again skips it.
+                // so `status` shows it by code. With no content to know it by, its path stands in for the content hash,
+                // so submitting it again while it is still unreadable skips it; once it can be read, submitting it
+                // again makes a new document of its real pages (a requeue could not: the page count was unknown).
                 let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
                                           message: "cannot read the file: \(error.reason)")
                 hash = "unreadable " + SHA256.hex(path.bytes)

@@ -70,7 +70,7 @@ extension Store {
                               etaSeconds: eta, failures: try failureGroups(in: scope), workers: workers,
                               sampleSize: sample.count, stages: Self.stageTimes(sample), liveness: liveness,
                               coordinatorCounters: counters,
-                              storeDisk: DiskSpace.of(FileSystem.directoryName(path)))
+                              storeDisk: diskSpace)
         }
     }
 

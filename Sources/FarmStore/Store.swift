@@ -15,7 +15,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     /// SQLite reports a full disk as SQLITE_FULL, but a shared-memory file it cannot grow only as "disk I/O
     /// error": the file system's free space decides, and names the cause for people.
     init(_ error: SQLiteError, path: String) {
-        let space = error.isDiskFull ? DiskSpace.of(FileSystem.directoryName(path)) : nil
+        let space = error.isDiskFull ? Store.diskSpace(of: path) : nil
         if let space, space.isFull {
             self.init("store \(path): the disk is full (\(space.description)); free space and try again (\(error.message))",
                       isDiskFull: true)
@@ -32,6 +32,12 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 /// Owns one connection; not `Sendable`: one `Store` per thread.
 public final class Store {
     public let path: String
+
+    /// The space left on the file system that holds the store at `path` (and its -wal and -shm files).
+    public static func diskSpace(of path: String) -> DiskSpace? { DiskSpace.of(FileSystem.directoryName(path)) }
+
+    /// The space left on the store's file system.
+    public var diskSpace: DiskSpace? { Store.diskSpace(of: path) }
     public let connection: Connection
 
     /// Opens the store at `path`, creating and migrating it unless `readOnly`.

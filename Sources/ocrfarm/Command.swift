@@ -111,7 +111,7 @@ enum Commands {
             Console.error("ocrfarm \(command.name): \(error.message)\nUsage: \(command.usage)\nRun 'ocrfarm help \(command.name)' for details.")
             return .usage
         } catch let error as StoreError where error.isDiskFull {
-            Console.error("ocrfarm \(command.name): \(error.message)")
+            report(error.message, status: .ioError, command: command.name)
             return .ioError
         } catch let error as CommandFailure {
             report(error.message, status: error.status, command: command.name)

@@ -55,10 +55,11 @@ struct SubmitCommand: Command {
     page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. Files that are
     neither are recorded as failed pages with the reason, so `status` shows them. A file whose content was
     submitted before is reported and skipped unless --force. A file that cannot be read (no permission, an I/O
-    error) is recorded as a failed page (unreadable); paths that are not files (missing, symbolic link loops,
-    FIFOs, devices) are reported and never opened. The rest is still submitted.
+    error) is recorded as a failed page (unreadable): submit it again once it can be read. Paths that are not
+    files (missing, symbolic link loops, FIFOs, devices) are reported and never opened. The rest is still submitted.
 
-    Exit status: 0 all submitted; 65 some files were unusable; 66 nothing could be read.
+    Exit status: 0 all submitted; 65 some files were unusable (recorded as failed) or not files; 66 nothing was
+    recorded (only paths that are not files).
     """
 
     let storePath: String
