@@ -156,10 +156,16 @@ struct RunCommand: Command {
         if failed > 0 {
             let pages = try store.pages(of: documents)
             let failures = pages.filter { $0.state == .failed }
-            // A page of a multi-page file is named by its number too: which page of the TIFF or PDF failed.
-            let multiPage = Set(Dictionary(grouping: pages, by: \.document).filter { $0.value.count > 1 }.keys)
+            // A page of a multi-page file is named by its page in that file (which page of the TIFF or PDF failed),
+            // also when --document put several files into one document.
+            var pageInFile: [PageID: Int] = [:]
+            struct File: Hashable { let document: DocumentID, source: RawPath }
+            for file in Dictionary(grouping: pages, by: { File(document: $0.document, source: $0.source) }).values
+            where file.count > 1 {
+                for (index, page) in file.sorted(by: { $0.number < $1.number }).enumerated() { pageInFile[page.id] = index + 1 }
+            }
             for page in failures.prefix(20) {
-                let name = multiPage.contains(page.document) ? "\(page.source) page \(page.number)" : page.source.description
+                let name = pageInFile[page.id].map { "\(page.source) page \($0)" } ?? page.source.description
                 Console.error("  \(name): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
             }
             if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }

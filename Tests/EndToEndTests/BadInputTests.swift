@@ -170,4 +170,20 @@ struct BadInputTests {
         #expect(reported == counts)
         #expect(seconds < 240)
     }
+
+    @Test("with --document over several files, a failed page is named by its page in its own file")
+    func combinedDocument() throws {
+        let folder = TemporaryDirectory("ocrfarm-badinput-combined")
+        let corpus = folder.file("in")
+        let made = try Run.process("/usr/bin/env", ["python3", Fixtures.packageRoot + "/Scripts/make-bad-inputs",
+                                                    "--no-special", "--good", "2", corpus])
+        try #require(made.status == 0, "\(made.stderr)")
+        let run = try Run.ocrfarm(["run", "--store", folder.file("farm.db"), "--workers", "1", "--raw", "--outputs", "none",
+                                   "--document", "Book", corpus + "/good/good-00.png", corpus + "/good/good-01.png",
+                                   corpus + "/multipage-broken.tif"])
+        #expect(run.status == 65, "\(run.stderr)")
+        // The broken page is the document's 4th page and the TIFF's 2nd.
+        #expect(run.stderr.contains("multipage-broken.tif page 2: decode-failed"), "\(run.stderr)")
+        #expect(!run.stderr.contains("multipage-broken.tif page 4"), "\(run.stderr)")
+    }
 }
