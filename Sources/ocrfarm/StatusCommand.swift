@@ -211,7 +211,10 @@ enum StatusText {
                 ? "not heard from (it cannot report to a full disk; `ocrfarm health` tells whether it runs)" : "not running"
             text += "coordinator: \(report.coordinatorRunning ? "running" : silent), last report \(beat), "
             text += "dispatched \(counters["dispatched"]?.intValue ?? 0), malformed messages \(malformed)"
-            if counters["disk_full"]?.boolValue == true { text += ", DISK FULL: dispatch paused" }
+            // Its last report may predate the full disk; the disk itself says a running coordinator is paused now.
+            if counters["disk_full"]?.boolValue == true || diskFull && report.coordinatorRunning {
+                text += ", DISK FULL: dispatch paused"
+            }
             text += "\n"
         } else {
             text += "coordinator: never ran on this store\n"
