@@ -3,8 +3,11 @@ import glob
 import json
 import os
 import re
+import socket
+import struct
 import subprocess
 import sys
+import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHARED = os.path.abspath(os.path.join(ROOT, "..", "shared"))
@@ -29,6 +32,31 @@ def build_release():
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
     return os.path.join(bin_path, "ocrfarm")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def png_chunk(kind, data):
+    """One PNG chunk: length, type, data, CRC."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def tiny_pngs(folder, count, label=b""):
+    """`count` distinct 8x8 white PNGs (a counter in a text chunk), 1,000 per subfolder: pages for --engine none."""
+    raw = b"".join(b"\x00" + b"\xff" * 8 for _ in range(8))
+    head = b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 0, 0, 0, 0))
+    tail = png_chunk(b"IDAT", zlib.compress(raw)) + png_chunk(b"IEND", b"")
+    for i in range(count):
+        sub = os.path.join(folder, f"{i // 1000:04d}")
+        if i % 1000 == 0:
+            os.makedirs(sub, exist_ok=True)
+        with open(os.path.join(sub, f"{i:07d}.png"), "wb") as out:
+            out.write(head + png_chunk(b"tEXt", b"Comment\x00" + label + b"%d" % i) + tail)
 
 
 def page_images(folder):
