@@ -255,29 +255,8 @@ struct SearchablePDFTests {
         let json = try JSON.parse(Run.ocrfarm(["ocr", image, "--format", "json"]).text)
         let page = json["pages"]?[0] ?? json
         let resolution = Double(try #require(page["resolution"]?.intValue))
-        let html = try Run.process("/usr/bin/pdftotext", ["-bbox", pdf, "-"]).text
-        // <word xMin="..." yMin="..." xMax="..." yMax="...">text</word>, in points from the top left.
-        let pattern = try NSRegularExpression(pattern: #"<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>"#)
-        var extracted: [(text: String, box: [Double])] = []
-        for match in pattern.matches(in: html, range: NSRange(html.startIndex..., in: html)) {
-            let field = { (i: Int) in String(html[Range(match.range(at: i), in: html)!]) }
-            extracted.append((field(5), (1...4).map { Double(field($0))! }))
-        }
-        let words = try #require(page["words"]?.arrayValue)
-        var placed = 0, checked = 0
-        for word in words {
-            guard let text = word["text"]?.stringValue, text.count >= 3, let box = word["box"]?.arrayValue?.compactMap(\.doubleValue),
-                  box.count == 4 else { continue }
-            let points = box.map { $0 * 72 / resolution }  // x, y, width, height
-            let candidates = extracted.filter { $0.text == text.replacingOccurrences(of: "&", with: "&amp;") }
-            guard !candidates.isEmpty else { continue }
-            checked += 1
-            let centerY = points[1] + points[3] / 2
-            if candidates.contains(where: { abs($0.box[0] - points[0]) < 1 && abs($0.box[2] - (points[0] + points[2])) < 3
-                                            && $0.box[1] <= centerY && centerY <= $0.box[3] }) {
-                placed += 1
-            }
-        }
+        let (placed, checked) = try PDFWordPlacement.count(pdf: pdf, words: try #require(page["words"]?.arrayValue),
+                                                           resolution: resolution)
         #expect(checked > 300)
         #expect(Double(placed) >= 0.98 * Double(checked), "\(placed) of \(checked) words on their boxes")
     }
