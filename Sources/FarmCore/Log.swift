@@ -108,7 +108,7 @@ public enum Log {
     /// stays one line and a value cannot forge a field or move the terminal's cursor.
     package static func quoted(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains { scalar in
-            scalar.value <= 0x20 || scalar == "=" || scalar == "\"" || scalar == "\\" || isControl(scalar)
+            scalar.value <= 0x20 || scalar == "=" || scalar == "\"" || scalar == "\\" || scalar.isControlCharacter
         }
         guard needsQuotes else { return value }
         var out = "\""
@@ -119,7 +119,7 @@ public enum Log {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where isControl(scalar):
+            case _ where scalar.isControlCharacter:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
             default: out.unicodeScalars.append(scalar)
@@ -127,9 +127,12 @@ public enum Log {
         }
         return out + "\""
     }
+}
 
-    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+extension Unicode.Scalar {
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators: what must never reach a log line or
+    /// a terminal raw (it breaks the line or, as C1's CSI does, moves the cursor).
+    public var isControlCharacter: Bool {
+        value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
     }
 }

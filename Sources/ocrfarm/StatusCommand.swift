@@ -237,17 +237,18 @@ enum StatusText {
 
 /// Names and messages from the store made safe for one line of a terminal.
 enum Printable {
-    /// Control characters (newlines in file names) shown escaped.
+    /// Control characters (newlines in file names, C1 controls, line separators) shown escaped.
     static func text(_ value: String) -> String {
-        guard value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return value }
+        guard value.unicodeScalars.contains(where: \.isControlCharacter) else { return value }
         var out = ""
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\x" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 2)
+            case _ where scalar.isControlCharacter:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += scalar.value < 0x100 ? "\\x" + hex.leftPadded(to: 2) : "\\u" + hex.leftPadded(to: 4)
             default: out.unicodeScalars.append(scalar)
             }
         }

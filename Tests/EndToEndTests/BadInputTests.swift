@@ -186,4 +186,19 @@ struct BadInputTests {
         #expect(run.stderr.contains("multipage-broken.tif page 2: decode-failed"), "\(run.stderr)")
         #expect(!run.stderr.contains("multipage-broken.tif page 4"), "\(run.stderr)")
     }
+
+    @Test("status never prints a name's control characters raw: C1's CSI and a line separator are shown escaped")
+    func controlCharactersInNames() throws {
+        let folder = TemporaryDirectory("ocrfarm-badinput-controls")
+        let pages = try TestImages.tinyPages(1, in: folder)
+        let name = "csi-\u{9B}2J line\u{2028}sep.png"
+        try FileManager.default.moveItem(atPath: pages + "/tiny-0.png", toPath: pages + "/" + name)
+        let store = folder.file("farm.db")
+        // A short document name, so the status table shows it whole.
+        #expect(try Run.ocrfarm(["submit", "--store", store, "--document", "c\u{9B}2J\u{2028}s", pages]).status == 0)
+        let status = try Run.ocrfarm(["status", "--store", store])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(!status.text.contains("\u{9B}") && !status.text.contains("\u{2028}"), "\(status.text)")
+        #expect(status.text.contains("c\\x9B2J\\u2028s "), "\(status.text)")
+    }
 }
