@@ -5,6 +5,32 @@ import ZeroMQ
 import Glibc
 #endif
 
+/// `--curve-secret FILE --coordinator-key FILE`: the CURVE client side, as a worker and the health probe take it.
+struct CurveClientOptions {
+    let secret: String?
+    let coordinatorKey: String?
+
+    /// The two options; `secretHelp` says whose secret key it is.
+    static func specs(secretHelp: String) -> [OptionSpec] {
+        [OptionSpec("--curve-secret", value: "FILE", secretHelp),
+         OptionSpec("--coordinator-key", value: "FILE", "With --curve-secret: the coordinator's public key (its .pub file).")]
+    }
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        secret = arguments.string("--curve-secret")
+        coordinatorKey = arguments.string("--coordinator-key")
+        guard (secret == nil) == (coordinatorKey == nil) else {
+            throw UsageError(message: "--curve-secret and --coordinator-key go together")
+        }
+    }
+
+    /// The keys from their files (nil without CURVE); every error names the file.
+    func keys() throws(CommandFailure) -> CurveClientKeys? {
+        guard let secret, let coordinatorKey else { return nil }
+        return CurveClientKeys(serverKey: try CurveKeyFiles.publicKey(coordinatorKey), pair: try CurveKeyFiles.secret(secret))
+    }
+}
+
 /// Key files of `ocrfarm keygen`: NAME.key holds the secret key, NAME.pub the public key, each one line of
 /// 40-character Z85 text. Every error names the file and exits 78 (configuration).
 enum CurveKeyFiles {

@@ -137,8 +137,7 @@ struct WorkerCommand: Command {
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
-        OptionSpec("--curve-secret", value: "FILE", "Encrypt with CURVE using this worker's secret key (mode 0600)."),
-        OptionSpec("--coordinator-key", value: "FILE", "With --curve-secret: the coordinator's public key (its .pub file)."),
+    ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
     ] + LogOptions.specs
     static let discussion = """
@@ -151,16 +150,11 @@ struct WorkerCommand: Command {
     """
 
     let configuration: WorkerConfiguration
-    let curveSecret: String?
-    let coordinatorKey: String?
+    let curve: CurveClientOptions
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "worker takes no arguments") }
-        curveSecret = arguments.string("--curve-secret")
-        coordinatorKey = arguments.string("--coordinator-key")
-        guard (curveSecret == nil) == (coordinatorKey == nil) else {
-            throw UsageError(message: "--curve-secret and --coordinator-key go together")
-        }
+        curve = try CurveClientOptions(arguments)
         try LogOptions.apply(arguments, role: "worker")
         let engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
@@ -181,10 +175,7 @@ struct WorkerCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         var configuration = configuration
-        if let curveSecret, let coordinatorKey {
-            configuration.curve = CurveClientKeys(serverKey: try CurveKeyFiles.publicKey(coordinatorKey),
-                                                  pair: try CurveKeyFiles.secret(curveSecret))
-        }
+        configuration.curve = try curve.keys()
         if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
         let worker = try Worker(configuration: configuration, context: try Context())
         do {

@@ -10,9 +10,7 @@ struct HealthCommand: Command {
     static let options: [OptionSpec] = [
         OptionSpec("--connect", value: "ADDR", "The coordinator, tcp://HOST:PORT or HOST:PORT (default: tcp://127.0.0.1:5555)."),
         OptionSpec("--timeout", value: "SECONDS", "How long to wait for the answer (default: 2)."),
-        OptionSpec("--curve-secret", value: "FILE", "For a coordinator with CURVE: an authorized key's secret file (mode 0600)."),
-        OptionSpec("--coordinator-key", value: "FILE", "With --curve-secret: the coordinator's public key (its .pub file)."),
-    ]
+    ] + CurveClientOptions.specs(secretHelp: "For a coordinator with CURVE: an authorized key's secret file (mode 0600).")
     static let discussion = """
     Sends one PING and waits for the coordinator's PONG. The coordinator answers from its poll loop, so a loop
     that is stuck fails the probe even while its port still accepts connections. The probe never joins as a
@@ -27,27 +25,19 @@ struct HealthCommand: Command {
 
     let endpoint: String
     let timeoutMilliseconds: Int
-    let curveSecret: String?
-    let coordinatorKey: String?
+    let curve: CurveClientOptions
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "health takes no arguments") }
         let address = arguments.string("--connect") ?? "tcp://127.0.0.1:5555"
         endpoint = address.contains("://") ? address : "tcp://" + address
         timeoutMilliseconds = Int(((try arguments.double("--timeout", range: 0.01...3600)) ?? 2) * 1000)
-        curveSecret = arguments.string("--curve-secret")
-        coordinatorKey = arguments.string("--coordinator-key")
-        guard (curveSecret == nil) == (coordinatorKey == nil) else {
-            throw UsageError(message: "--curve-secret and --coordinator-key go together")
-        }
+        curve = try CurveClientOptions(arguments)
     }
 
     func run() throws -> ExitStatus {
         var probe = HealthProbe(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
-        if let curveSecret, let coordinatorKey {
-            probe.curve = CurveClientKeys(serverKey: try CurveKeyFiles.publicKey(coordinatorKey),
-                                          pair: try CurveKeyFiles.secret(curveSecret))
-        }
+        probe.curve = try curve.keys()
         let context = try Context()
         do {
             let answer = try probe.check(context: context)
