@@ -8,15 +8,7 @@ extension Pix {
     public static func header(of bytes: [UInt8], page: Int = 0) throws(LeptonicaError) -> ImageHeader {
         LeptonicaLibrary.prepare()
         let format = ImageFormat.sniff(bytes)
-        if format == .gif {
-            // Leptonica's header of a GIF is the decoded image; read the size from the blocks instead.
-            guard let gif = GIFHeader(bytes), gif.width > 0, gif.height > 0 else {
-                throw LeptonicaError("read header", message: Self.unreadableReason(bytes, format: format))
-            }
-            let depth = gif.colors <= 2 ? 1 : gif.colors <= 4 ? 2 : gif.colors <= 16 ? 4 : 8
-            return ImageHeader(format: .gif, width: gif.width, height: gif.height, bitsPerSample: depth,
-                               samplesPerPixel: 1, hasColormap: true)
-        }
+        if format == .gif { return try gifHeader(of: bytes).header }
         var code: Int32 = 0, w: Int32 = 0, h: Int32 = 0, bps: Int32 = 0, spp: Int32 = 0, cmap: Int32 = 0, res: Int32 = 0
         let rc: Int32 = bytes.withUnsafeBufferPointer { buffer in
             if format.isTIFF {
@@ -30,6 +22,17 @@ extension Pix {
         _ = LeptonicaMessages.take()
         return ImageHeader(format: ImageFormat(leptonica: code), width: Int(w), height: Int(h),
                            bitsPerSample: Int(bps), samplesPerPixel: Int(spp), hasColormap: cmap != 0)
+    }
+
+    /// A GIF's header read from its blocks (Leptonica's header of a GIF is the decoded image), with the
+    /// `ImageHeader` of its first image, as Leptonica decodes it.
+    private static func gifHeader(of bytes: [UInt8]) throws(LeptonicaError) -> (gif: GIFHeader, header: ImageHeader) {
+        guard let gif = GIFHeader(bytes), gif.width > 0, gif.height > 0 else {
+            throw LeptonicaError("read header", message: Self.unreadableReason(bytes, format: .gif))
+        }
+        let depth = gif.colors <= 2 ? 1 : gif.colors <= 4 ? 2 : gif.colors <= 16 ? 4 : 8
+        return (gif, ImageHeader(format: .gif, width: gif.width, height: gif.height, bitsPerSample: depth,
+                                 samplesPerPixel: 1, hasColormap: true))
     }
 
     /// The number of images in `bytes`: the pages of a TIFF, 1 for other formats.
@@ -63,11 +66,14 @@ extension Pix {
             throw LeptonicaError("decode", message: "\(format) is a document, not an image; rasterize it first")
         }
         if let maxPixels {
-            let header = try Pix.header(of: bytes, page: page)
+            // A GIF's blocks are walked once: for its first image's size and for all its images together.
+            let gif = format == .gif ? try Self.gifHeader(of: bytes) : nil
+            let header: ImageHeader
+            if let gif { header = gif.header } else { header = try Pix.header(of: bytes, page: page) }
             if header.pixelCount > maxPixels {
                 throw LeptonicaError("decode", message: ImageTooLarge.message(header: header, limit: maxPixels))
             }
-            if format == .gif, let gif = GIFHeader(bytes), gif.totalPixels > maxPixels {
+            if let gif = gif?.gif, gif.totalPixels > maxPixels {
                 throw LeptonicaError("decode", message: ImageTooLarge.message(gifImages: gif.images,
                                                                               pixels: gif.totalPixels, limit: maxPixels))
             }
