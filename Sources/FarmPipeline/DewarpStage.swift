@@ -41,12 +41,13 @@ public struct DewarpStage: PageStage {
             case .success(let built):
                 model = built
             }
-            let bend = model.linePitch > 0 ? model.lineBend / model.linePitch : 0
+            let bend = model.linePitch > 0 ? model.bend / model.linePitch : 0
             findings += [("lines", JSON(model.lines)),
                          ("curvature", .array([JSON(model.minimumCurvature), JSON(model.maximumCurvature)])),
                          ("edge_curvature", .array([JSON(model.leftEdgeCurvature), JSON(model.rightEdgeCurvature)])),
                          ("line_bend", .rounded(model.lineBend, places: 1)),
                          ("line_pitch", .rounded(model.linePitch, places: 1)),
+                         ("row_bend", .rounded(model.bend, places: 1)),
                          ("bend", .rounded(bend, places: 3)),
                          ("disparity_range", .rounded(model.verticalDisparityRange, places: 1)),
                          ("horizontal", JSON(model.hasHorizontalDisparity))]

@@ -21,6 +21,10 @@ public final class DewarpModel {
     public let hasHorizontalDisparity: Bool
     /// The spread of the vertical disparity over the page (largest − smallest shift), in page pixels.
     public let verticalDisparityRange: Double
+    /// How far the text lines bend: the largest spread, across one row between the first and the last long line,
+    /// of the vertical disparity less its straight-line fit, in page pixels. Tilt is not bending: a skewed or
+    /// keystoned flat page measures near zero.
+    public let bend: Double
     /// The median distance between neighbouring long lines, in page pixels (0 with fewer than two lines).
     public let linePitch: Double
     /// The width of the image the model was built on, in page pixels.
@@ -53,6 +57,39 @@ public final class DewarpModel {
         }
         let gaps = zip(middles.dropFirst(), middles).map { $0 - $1 }.sorted()
         linePitch = gaps.isEmpty ? 0 : gaps[gaps.count / 2] * Double(reduction)
+        bend = Self.bend(of: dew, between: middles.first ?? 0, and: middles.last ?? 0) * Double(reduction)
+    }
+
+    /// The largest bend of the vertical disparity across a row, over the rows between the first and the last long
+    /// line: each row's samples less their straight-line fit (a tilt shifts a row linearly and is not a bend),
+    /// the spread of what is left. In model pixels.
+    private static func bend(of dew: L_DEWARP, between top: Double, and bottom: Double) -> Double {
+        guard let sampled = dew.sampvdispar else { return 0 }
+        var columns: Int32 = 0, rows: Int32 = 0
+        fpixGetDimensions(sampled, &columns, &rows)
+        let step = Double(max(dew.sampling, 1))
+        guard columns >= 3 else { return 0 }
+        var largest = 0.0
+        for row in 0..<rows where Double(row) * step >= top - step && Double(row) * step <= bottom + step {
+            var xs: [Double] = [], values: [Double] = []
+            for column in 0..<columns {
+                var value: Float = 0
+                fpixGetPixel(sampled, column, row, &value)
+                xs.append(Double(column))
+                values.append(Double(value))
+            }
+            let n = Double(xs.count)
+            let meanX = xs.reduce(0, +) / n, meanValue = values.reduce(0, +) / n
+            var covariance = 0.0, variance = 0.0
+            for (x, value) in zip(xs, values) {
+                covariance += (x - meanX) * (value - meanValue)
+                variance += (x - meanX) * (x - meanX)
+            }
+            let slope = variance > 0 ? covariance / variance : 0
+            let residuals = zip(xs, values).map { x, value in value - meanValue - slope * (x - meanX) }
+            largest = max(largest, (residuals.max() ?? 0) - (residuals.min() ?? 0))
+        }
+        return largest
     }
 
     deinit {
