@@ -147,8 +147,14 @@ extension Pix {
             dewarpaDestroy(&reference)
             throw LeptonicaError.captured("dewarpCreate", fallback: "failed")
         }
-        // From here the array owns the model: DewarpModel's deinit (or the failure path) frees both.
-        dewarpaInsertDewarp(array, model)
+        // Once inserted, the array owns the model: DewarpModel's deinit (or the failure path) frees both.
+        guard dewarpaInsertDewarp(array, model) == 0 else {
+            var dew: UnsafeMutablePointer<L_DEWARP>? = model
+            dewarpDestroy(&dew)
+            var reference: UnsafeMutablePointer<L_DEWARPA>? = array
+            dewarpaDestroy(&reference)
+            throw LeptonicaError.captured("dewarpaInsertDewarp", fallback: "failed")
+        }
         _ = LeptonicaMessages.take()
         let built = dewarpBuildPageModel(model, nil) == 0 && model.pointee.vsuccess != 0
         let messages = LeptonicaMessages.take()
