@@ -31,7 +31,8 @@ public struct DewarpStage: PageStage {
                 findings.append(("ms", .rounded(Clock.milliseconds(since: start), places: 1)))
                 context.record(name, .object(findings))
             }
-            // Leptonica's line finding is tuned for text around 300 ppi: a large photo is modelled at half size.
+            // Leptonica's line finding is tuned for text around 300 ppi: a large photo is modelled at half size (a
+            // quarter of the cost; the disparity is scaled back up when applied).
             let reduction = max(image.width, image.height) > 3000 ? 2 : 1
             let binary = try Self.binarized(image)
             let model: DewarpModel
@@ -62,7 +63,8 @@ public struct DewarpStage: PageStage {
             do throws(LeptonicaError) {
                 dewarped = try model.applied(to: image)
             } catch {
-                // Leptonica refuses a model outside its limits of curvature: the page goes on as it was.
+                // Leptonica can still refuse the model (it checks its own limits again when applying it): the page
+                // goes on as it was, with Leptonica's reason.
                 findings.append(("reason", JSON(error.message)))
                 finish(false)
                 return image
