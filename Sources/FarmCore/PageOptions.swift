@@ -6,7 +6,7 @@ public struct PageOptions: Sendable, Equatable {
     public var timeoutMilliseconds: Int?
     /// The look of the page image kept for the PDF: "color", "gray" or "bw".
     public var imageMode: String
-    /// Correction stages left out ("segment", "orient", "deskew", "scale", "enhance").
+    /// Correction stages left out ("segment", "orient", "deskew", "dewarp", "scale", "enhance").
     public var skippedStages: [String]
     /// Alternative readings to keep per word, with their confidences (0: none).
     public var candidates: Int
@@ -27,7 +27,7 @@ public struct PageOptions: Sendable, Equatable {
     /// What a worker can render for the store: a searchable PDF page, hOCR, ALTO, PAGE XML, and the full JSON
     /// (`ocr --format json`), each a complete one-page document.
     public static let storableOutputs = ["pdf", "hocr", "alto", "page", "json"]
-    public static let correctionStages = ["segment", "orient", "deskew", "scale", "enhance"]
+    public static let correctionStages = ["segment", "orient", "deskew", "dewarp", "scale", "enhance"]
     public static let imageModes = ["color", "gray", "bw"]
 
     /// The most alternatives a word can carry.

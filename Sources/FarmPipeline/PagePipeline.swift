@@ -16,6 +16,8 @@ public struct PipelineOptions: Sendable, Hashable {
     public var segment: Bool
     public var orient: Bool
     public var deskew: Bool
+    /// Straighten curved text lines (a book page that does not lie flat).
+    public var dewarp: Bool
     public var scale: Bool
     public var enhance: Bool
     /// The look of the page image kept for the PDF (the OCR sees whatever reads best).
@@ -23,12 +25,13 @@ public struct PipelineOptions: Sendable, Hashable {
     /// OSD confidence below which the page is left as it is.
     public var orientationThreshold: Double
 
-    public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, scale: Bool = true, enhance: Bool = true,
-                mode: EnhanceMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
+    public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, dewarp: Bool = true, scale: Bool = true,
+                enhance: Bool = true, mode: EnhanceMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
     {
         self.segment = segment
         self.orient = orient
         self.deskew = deskew
+        self.dewarp = dewarp
         self.scale = scale
         self.enhance = enhance
         self.mode = mode
@@ -36,13 +39,15 @@ public struct PipelineOptions: Sendable, Hashable {
     }
 
     /// Decode and recognize only: the page as the file has it.
-    public static let none = PipelineOptions(segment: false, orient: false, deskew: false, scale: false, enhance: false)
+    public static let none = PipelineOptions(segment: false, orient: false, deskew: false, dewarp: false, scale: false,
+                                              enhance: false)
 
     /// The stages and look a page's options ask for.
     public init(_ options: PageOptions) {
         let skipped = Set(options.skippedStages)
         self.init(segment: !skipped.contains("segment"), orient: !skipped.contains("orient"),
-                  deskew: !skipped.contains("deskew"), scale: !skipped.contains("scale"), enhance: !skipped.contains("enhance"),
+                  deskew: !skipped.contains("deskew"), dewarp: !skipped.contains("dewarp"), scale: !skipped.contains("scale"),
+                  enhance: !skipped.contains("enhance"),
                   mode: EnhanceMode(rawValue: options.imageMode) ?? .gray)
     }
 }
@@ -103,6 +108,7 @@ public final class PagePipeline {
             stages.append(OrientStage(detector: orientationDetector, threshold: options.orientationThreshold))
         }
         if options.deskew { stages.append(DeskewStage()) }
+        if options.dewarp { stages.append(DewarpStage()) }
         if options.enhance { stages.append(EnhanceStage(mode: options.mode)) }
         if options.scale { stages.append(ScaleStage()) }
         self.stages = stages

@@ -162,7 +162,7 @@ enum CorrectionOptions {
     static let specs: [OptionSpec] = [
         OptionSpec("--mode", value: "MODE", "Look of the page image kept for the PDF: color, gray or bw (default: gray)."),
         OptionSpec("--skip", value: "STAGES", repeatable: true,
-                   "Leave out correction stages: segment, orient, deskew, scale, enhance (comma-separated)."),
+                   "Leave out correction stages: segment, orient, deskew, dewarp, scale, enhance (comma-separated)."),
         OptionSpec("--raw", "Leave out every correction stage: recognize the page as the file has it."),
         OptionSpec("--candidates", value: "N", "Keep up to N alternative readings per word, with confidences (default: 0)."),
         OptionSpec("--words", value: "FILE", "Custom words, one per line (names, terms, codes): near misses are read as them."),

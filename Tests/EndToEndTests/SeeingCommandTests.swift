@@ -56,7 +56,7 @@ struct SeeingCommandTests {
         let inside = 540 * marked.width + 950
         #expect(marked.red[inside] == original.red[inside] && marked.blue[inside] == original.blue[inside])
         let written = try FileSystem.entries(stages).sorted()
-        #expect(written.contains("03-rectify.png") && written.contains("06-enhance.png"), "\(written)")
+        #expect(written.contains("03-rectify.png") && written.contains("07-enhance.png"), "\(written)")
         let rectified = try Pix(contentsOfFile: stages + "/03-rectify.png")
         #expect(rectified.height > rectified.width)
     }

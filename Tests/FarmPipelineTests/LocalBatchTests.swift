@@ -81,8 +81,8 @@ struct LocalBatchTests {
             let page = try report.outcome.get()
             let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: page.result.text)
             #expect(cer < 0.02)
-            #expect(page.result.timings.map(\.stage) == ["decode", "segment", "rectify", "orient", "deskew", "enhance", "scale",
-                                                         "recognize", "render", "analyze"])
+            #expect(page.result.timings.map(\.stage) == ["decode", "segment", "rectify", "orient", "deskew", "dewarp", "enhance",
+                                                         "scale", "recognize", "render", "analyze"])
             #expect(page.result.language == "eng")
             #expect(page.result.keywords.contains("quick") && !page.result.keywords.contains("the"))
             #expect(page.renderings[.pdf]?.starts(with: Array("%PDF".utf8)) == true)
