@@ -3,6 +3,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -90,3 +91,126 @@ def fmt(value):
 def tesseract_version():
     result = subprocess.run(["tesseract", "--version"], capture_output=True, text=True)
     return (result.stdout or result.stderr).splitlines()[0] if (result.stdout or result.stderr) else "unknown"
+
+
+def polygon_area(points):
+    """Area of a simple polygon by the shoelace formula (either winding)."""
+    n = len(points)
+    return abs(sum(points[i][0] * points[(i + 1) % n][1] - points[(i + 1) % n][0] * points[i][1]
+                   for i in range(n))) / 2 if n >= 3 else 0.0
+
+
+def clipped_polygon(subject, clipper):
+    """`subject` cut to the convex polygon `clipper` (Sutherland–Hodgman); [] when they do not overlap."""
+    def signed_area(p):
+        return sum(p[i][0] * p[(i + 1) % len(p)][1] - p[(i + 1) % len(p)][0] * p[i][1] for i in range(len(p)))
+    if len(clipper) < 3 or len(subject) < 3:
+        return []
+    # The test "left of each edge" needs the clipper counter-clockwise in a y-up sense (positive signed area).
+    clipper = list(clipper) if signed_area(clipper) > 0 else list(clipper)[::-1]
+
+    def side(p, a, b):
+        return (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+    output = [tuple(map(float, p)) for p in subject]
+    for i in range(len(clipper)):
+        a, b = clipper[i], clipper[(i + 1) % len(clipper)]
+        points, output = output, []
+        for j in range(len(points)):
+            cur, prev = points[j], points[j - 1]
+            s_cur, s_prev = side(cur, a, b), side(prev, a, b)
+            if s_cur >= 0:
+                if s_prev < 0:
+                    t = s_prev / (s_prev - s_cur)
+                    output.append((prev[0] + (cur[0] - prev[0]) * t, prev[1] + (cur[1] - prev[1]) * t))
+                output.append(cur)
+            elif s_prev >= 0:
+                t = s_prev / (s_prev - s_cur)
+                output.append((prev[0] + (cur[0] - prev[0]) * t, prev[1] + (cur[1] - prev[1]) * t))
+        if not output:
+            return []
+    return output
+
+
+def quad_iou_in_frame(truth, found, width, height):
+    """IoU of two convex quadrilaterals after both are clipped to the image rectangle (truth may leave the frame)."""
+    frame = [(0.0, 0.0), (float(width), 0.0), (float(width), float(height)), (0.0, float(height))]
+    a = clipped_polygon(truth, frame)
+    b = clipped_polygon(found, frame)
+    if not a or not b:
+        return 0.0
+    inter = polygon_area(clipped_polygon(a, b))
+    union = polygon_area(a) + polygon_area(b) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def ranks(values):
+    """1-based ranks, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            result[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation (Pearson's r of the ranks); None when either side is constant or too short."""
+    if len(xs) < 3:
+        return None
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else None
+
+
+# Turns pages losslessly: (source, PNG destination, clockwise degrees) per line on stdin. EXIF orientation is applied
+# first, as ocrfarm's decoder would, so "upright" means what a reader of the file sees.
+_TURN_SCRIPT = r"""
+import sys
+from PIL import Image, ImageOps
+steps = {0: None, 90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_90}
+for line in sys.stdin:
+    source, destination, degrees = line.rstrip("\n").split("\t")
+    image = ImageOps.exif_transpose(Image.open(source))
+    step = steps[int(degrees)]
+    (image if step is None else image.transpose(step)).save(destination, format="PNG")
+"""
+
+
+def image_turner():
+    """How pages are turned: ('pil', python) with a Python that has Pillow, ('netpbm', None), or (None, reason)."""
+    candidates = [sys.executable, "/usr/bin/python3"]
+    for python in candidates:
+        if os.path.exists(python) and subprocess.run([python, "-c", "import PIL.ImageOps"],
+                                                     capture_output=True).returncode == 0:
+            return "pil", python
+    if shutil.which("pnmflip") and shutil.which("anytopnm") and shutil.which("pnmtopng"):
+        return "netpbm", None
+    # Debian's Pillow is for Debian's Python, which then does the turning.
+    bootstrap("python3-pil")
+    if os.path.exists("/usr/bin/python3") and subprocess.run(["/usr/bin/python3", "-c", "import PIL.ImageOps"],
+                                                             capture_output=True).returncode == 0:
+        return "pil", "/usr/bin/python3"
+    return None, "neither Pillow nor netpbm is available"
+
+
+def turned_images(jobs, turner):
+    """Writes each (source, destination.png, clockwise degrees) job; returns the destinations that exist after."""
+    kind, python = turner
+    if kind == "pil":
+        subprocess.run([python, "-c", _TURN_SCRIPT], input="".join(f"{s}\t{d}\t{deg}\n" for s, d, deg in jobs),
+                       text=True, check=False)
+    elif kind == "netpbm":
+        flips = {0: [], 90: ["-cw"], 180: ["-r180"], 270: ["-ccw"]}
+        for source, destination, degrees in jobs:
+            flip = f' | pnmflip {flips[degrees][0]}' if flips[degrees] else ""
+            command = f'anytopnm "$1"{flip} | pnmtopng > "$2"'
+            subprocess.run(["sh", "-c", command, "_", source, destination], stderr=subprocess.DEVNULL)
+    return [d for _, d, _ in jobs if os.path.exists(d) and os.path.getsize(d) > 0]
