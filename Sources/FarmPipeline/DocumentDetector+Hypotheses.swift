@@ -11,7 +11,7 @@ extension DocumentDetector {
     /// Samples across a side whose colors must differ, and by how much (gray levels, the strongest channel).
     static let contrastStep = 14.0
     /// Hypotheses kept from the edge search for the second look.
-    static let keptHypotheses = 24
+    static let keptHypotheses = 40
 
     /// A side a document can have: a Hough line, or an edge of the image (where a document runs out of the
     /// frame, the frame cuts it). Support is precomputed along the whole line as prefix sums, so any segment's
@@ -53,11 +53,11 @@ extension DocumentDetector {
             let d = Point(-normal.y, normal.x)
             for index in 0...(2 * reach) {
                 let p = normal * rho + d * Double(index - reach)
-                var inside = false, found = false
-                for offset in -2...2 where !found {
+                let inside = p.x >= -0.5 && p.y >= -0.5 && p.x < Double(width) - 0.5 && p.y < Double(height) - 0.5
+                var found = false
+                for offset in -2...2 where inside && !found {
                     let x = Int((p.x + normal.x * Double(offset)).rounded()), y = Int((p.y + normal.y * Double(offset)).rounded())
                     guard x >= 0, y >= 0, x < width, y < height else { continue }
-                    if offset == 0 { inside = true }
                     let i = y * width + x
                     for map in maps where map.edges[i] {
                         var difference = (map.direction[i] - Float(degrees)).truncatingRemainder(dividingBy: 360)
@@ -66,7 +66,7 @@ extension DocumentDetector {
                         if abs(difference) < 20 { found = true; break }
                     }
                 }
-                supported[index + 1] = supported[index] + (found && inside ? 1 : 0)
+                supported[index + 1] = supported[index] + (found ? 1 : 0)
                 visible[index + 1] = visible[index] + (inside ? 1 : 0)
             }
             self.supported = supported
@@ -157,7 +157,15 @@ extension DocumentDetector {
                                    score: score, confidence: 0))
         } } } }
         found.sort { $0.edgeScore > $1.edgeScore }
-        return Array(found.prefix(keptHypotheses))
+        // Near-copies of one quadrilateral (a side seen twice, a shadow beside an edge) would crowd out the others.
+        var kept: [Candidate] = []
+        for candidate in found where kept.count < keptHypotheses {
+            let copy = kept.contains { other in
+                zip(other.corners, candidate.corners).allSatisfy { $0.distance(to: $1) < 8 }
+            }
+            if !copy { kept.append(candidate) }
+        }
+        return kept
     }
 
     /// The hypothesis that best separates a document from its surroundings: edge support and color contrast
@@ -177,9 +185,10 @@ extension DocumentDetector {
                 score += Double(visible) * (s + c - 1)
                 weakest = min(weakest, (s * c).squareRoot())
             }
-            candidate.score = score
             // A side the frame cuts is taken on trust: a little less sure.
             candidate.confidence = weakest * (candidate.sides.contains(where: \.isBorder) ? 0.9 : 1)
+            // A document is outlined all round: one weak side (a line borrowed from the clutter) sinks the lot.
+            candidate.score = score * candidate.confidence
             if best == nil || candidate.score > best!.score { best = candidate }
         }
         return best
