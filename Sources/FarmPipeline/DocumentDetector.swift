@@ -201,8 +201,9 @@ public enum DocumentDetector {
                 }
             }
         }
-        // Peaks in order of strength, each taken unless it is a line already taken seen again: a long line votes
-        // into a slanted ridge of neighbouring cells, which a fixed window around the peak does not cover.
+        // Lines are taken strongest first, and each one taken gives back the votes of the edge pixels on it
+        // (progressive Hough): a short segment votes for a fan of lines through it and a long one for a slanted
+        // ridge of cells, and neither should fill the list with copies of itself.
         var peaks: [Int] = []
         for theta in 0..<360 {
             for rho in 1..<(columns - 1) {
@@ -215,12 +216,35 @@ public enum DocumentDetector {
             }
         }
         peaks.sort { votes[$0] > votes[$1] }
+        peaks = Array(peaks.prefix(4000))
+        var used = maps.map { [Bool](repeating: false, count: $0.edges.count) }
         var lines: [Line] = []
-        for index in peaks {
-            guard lines.count < lineCount else { break }
+        while lines.count < lineCount {
+            guard let best = peaks.indices.max(by: { votes[peaks[$0]] < votes[peaks[$1]] }), votes[peaks[best]] >= 10 else { break }
+            let index = peaks[best]
+            peaks.remove(at: best)
             let line = Line(degrees: index / columns, rho: Double(index % columns - reach))
             if lines.contains(where: { sameLine($0, line, width: width, height: height) }) { continue }
             lines.append(line)
+            let n = line.normal
+            for (m, map) in maps.enumerated() {
+                for y in 0..<height {
+                    for x in 0..<width where map.edges[y * width + x] && !used[m][y * width + x] {
+                        guard abs(Double(x) * n.x + Double(y) * n.y - line.rho) <= 2 else { continue }
+                        var difference = (map.direction[y * width + x] - Float(line.degrees)).truncatingRemainder(dividingBy: 360)
+                        if difference > 180 { difference -= 360 }
+                        if difference < -180 { difference += 360 }
+                        guard abs(difference) < 20 else { continue }
+                        used[m][y * width + x] = true
+                        let phi = Int(map.direction[y * width + x].rounded())
+                        for spread in -voteSpread...voteSpread {
+                            let theta = ((phi + spread) % 360 + 360) % 360
+                            let rho = Int((Float(x) * cosines[theta] + Float(y) * sines[theta]).rounded()) + reach
+                            votes[theta * columns + rho] -= 1
+                        }
+                    }
+                }
+            }
         }
         return lines.sorted { $0.degrees < $1.degrees }
     }
