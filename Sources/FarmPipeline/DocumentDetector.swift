@@ -87,10 +87,11 @@ public enum DocumentDetector {
         init(_ plane: GrayPixels, threshold: Float) {
             width = plane.width
             height = plane.height
-            let logged = plane.data.map { logf(Float($0) + 8) }
+            let table = (0..<256).map { logf(Float($0) + 8) }
+            let logged = plane.data.map { table[Int($0)] }
             let smooth = gaussianBlur(logged, width: width, height: height)
-            var gx = [Float](repeating: 0, count: width * height), gy = gx, magnitude = gx
-            direction = gx
+            var magnitude = [Float](repeating: 0, count: width * height)
+            direction = magnitude
             for y in 1..<max(1, height - 1) {
                 for x in 1..<max(1, width - 1) {
                     let i = y * width + x
@@ -99,10 +100,9 @@ public enum DocumentDetector {
                     let g = smooth[i + width - 1], h = smooth[i + width], k = smooth[i + width + 1]
                     let sx = ((c + 2 * f + k) - (a + 2 * d + g)) / 8
                     let sy = ((g + 2 * h + k) - (a + 2 * b + c)) / 8
-                    gx[i] = sx
-                    gy[i] = sy
                     magnitude[i] = (sx * sx + sy * sy).squareRoot()
-                    direction[i] = atan2f(sy, sx) * 180 / .pi
+                    // Only edge candidates need a direction, and atan2 is most of the cost of this loop.
+                    if magnitude[i] > threshold { direction[i] = atan2f(sy, sx) * 180 / .pi }
                 }
             }
             edges = [Bool](repeating: false, count: width * height)
@@ -217,7 +217,10 @@ public enum DocumentDetector {
         }
         peaks.sort { votes[$0] > votes[$1] }
         peaks = Array(peaks.prefix(4000))
-        var used = maps.map { [Bool](repeating: false, count: $0.edges.count) }
+        let edgePixels = maps.map { map in
+            map.edges.indices.filter { map.edges[$0] }.map { (x: $0 % width, y: $0 / width, direction: map.direction[$0]) }
+        }
+        var used = edgePixels.map { [Bool](repeating: false, count: $0.count) }
         var lines: [Line] = []
         while lines.count < lineCount {
             guard let best = peaks.indices.max(by: { votes[peaks[$0]] < votes[peaks[$1]] }), votes[peaks[best]] >= 10 else { break }
@@ -226,22 +229,21 @@ public enum DocumentDetector {
             let line = Line(degrees: index / columns, rho: Double(index % columns - reach))
             if lines.contains(where: { sameLine($0, line, width: width, height: height) }) { continue }
             lines.append(line)
-            let n = line.normal
-            for (m, map) in maps.enumerated() {
-                for y in 0..<height {
-                    for x in 0..<width where map.edges[y * width + x] && !used[m][y * width + x] {
-                        guard abs(Double(x) * n.x + Double(y) * n.y - line.rho) <= 2 else { continue }
-                        var difference = (map.direction[y * width + x] - Float(line.degrees)).truncatingRemainder(dividingBy: 360)
-                        if difference > 180 { difference -= 360 }
-                        if difference < -180 { difference += 360 }
-                        guard abs(difference) < 20 else { continue }
-                        used[m][y * width + x] = true
-                        let phi = Int(map.direction[y * width + x].rounded())
-                        for spread in -voteSpread...voteSpread {
-                            let theta = ((phi + spread) % 360 + 360) % 360
-                            let rho = Int((Float(x) * cosines[theta] + Float(y) * sines[theta]).rounded()) + reach
-                            votes[theta * columns + rho] -= 1
-                        }
+            let nx = Float(line.normal.x), ny = Float(line.normal.y), lineRho = Float(line.rho)
+            for m in maps.indices {
+                for (e, pixel) in edgePixels[m].enumerated() where !used[m][e] {
+                    let x = Float(pixel.x), y = Float(pixel.y)
+                    guard abs(x * nx + y * ny - lineRho) <= 2 else { continue }
+                    var difference = (pixel.direction - Float(line.degrees)).truncatingRemainder(dividingBy: 360)
+                    if difference > 180 { difference -= 360 }
+                    if difference < -180 { difference += 360 }
+                    guard abs(difference) < 20 else { continue }
+                    used[m][e] = true
+                    let phi = Int(pixel.direction.rounded())
+                    for spread in -voteSpread...voteSpread {
+                        let theta = ((phi + spread) % 360 + 360) % 360
+                        let rho = Int((x * cosines[theta] + y * sines[theta]).rounded()) + reach
+                        votes[theta * columns + rho] -= 1
                     }
                 }
             }
@@ -254,8 +256,18 @@ public enum DocumentDetector {
     /// Moves each side onto the strongest step into the bright side at full resolution; nil when a corner would
     /// move implausibly far.
     static func refine(_ corners: [Point], sides: [Side], image: Pix, factor: Double) throws(LeptonicaError) -> [Point]? {
-        let planes = try image.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
         let band = Int((3 / factor + 4).rounded())
+        // Only the pixels near the quadrilateral are looked at: blurring and unpacking the whole frame cost more
+        // than the fit itself when the document is small.
+        let reach = Double(band + 4)
+        let x0 = max(0, Int((corners.map(\.x).min()! - reach).rounded(.down)))
+        let y0 = max(0, Int((corners.map(\.y).min()! - reach).rounded(.down)))
+        let x1 = min(image.width, Int((corners.map(\.x).max()! + reach).rounded(.up)))
+        let y1 = min(image.height, Int((corners.map(\.y).max()! + reach).rounded(.up)))
+        guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
+        let origin = Point(Double(x0), Double(y0))
+        let planes = try image.cropped(to: Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0))
+            .blurred(halfWidth: 1, halfHeight: 1).colorPixels()
         var lines: [(normal: Point, rho: Double)] = []
         for k in 0..<4 {
             let normal = sides[k].normal
@@ -269,8 +281,8 @@ public enum DocumentDetector {
             // Only the part inside the image has anything to fit.
             guard let (start, end) = visiblePart(from: corners[(k + 3) % 4], to: corners[k],
                                                  width: Double(image.width), height: Double(image.height)) else { return nil }
-            if let line = refineSide(from: start, to: end, normal: normal, band: band, planes) {
-                lines.append(line)
+            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band, planes) {
+                lines.append((line.normal, line.rho + line.normal.x * origin.x + line.normal.y * origin.y))
             } else {
                 let middle = (start + end) * 0.5
                 lines.append((normal, normal.x * middle.x + normal.y * middle.y))
