@@ -67,8 +67,12 @@ public enum DocumentDetector {
         // A box printed on the page (a logo, a table), not the page: the text goes on past its edges, and the
         // frame's border is paper too. On a desk, the clutter around a document can hold as much dark detail.
         if let ink, textLiesOutside(documentMask, plane: ink.plane, closed: ink.closed),
-           try flatPageConfidence(coarse) >= 0.5 {
+           try flatPageConfidence(coarse) >= 0.25 {
             return frame(confidence: try flatPageConfidence(coarse))
+        }
+        // Below the threshold nothing downstream trusts the corners: say so, and keep the whole frame.
+        guard best.confidence >= RectifyStage.minimumConfidence else {
+            return frame(confidence: max(best.confidence, try flatPageConfidence(coarse)))
         }
         return DocumentDetection(corners: corners, confidence: best.confidence, isFullFrame: false, mask: documentMask,
                                  imageWidth: image.width, imageHeight: image.height)
@@ -438,7 +442,8 @@ public enum DocumentDetector {
         return outsideDensity >= outsideInkRatio * insideDensity
     }
 
-    /// How much the frame's border looks like blank paper (bright and gray): high for a flat scan.
+    /// How much the frame's border looks like blank paper (bright and gray): high for a flat scan. The full
+    /// frame's confidence when no document is found.
     static func flatPageConfidence(_ coarse: Pix) throws(LeptonicaError) -> Double {
         let planes = try coarse.colorPixels()
         let w = planes.width, h = planes.height
@@ -452,7 +457,10 @@ public enum DocumentDetector {
                 if high >= 150 && Int(high) - Int(low) < 40 { paper += 1 }
             }
         }
-        return total > 0 ? Double(paper) / Double(total) : 0
+        // Squared: only a border that is nearly all paper makes a confident flat scan (a card on a white box
+        // leaves half the border paper-like).
+        let fraction = total > 0 ? Double(paper) / Double(total) : 0
+        return fraction * fraction
     }
 }
 
