@@ -142,7 +142,13 @@ extension DocumentDetector {
                 let start = corners[(k + 3) % 4], end = corners[k]
                 let (supported, visible) = chosen[k].counts(from: start, to: end)
                 if chosen[k].isBorder {
-                    supports.append(1)
+                    // Where the frame cuts a document, the sides beside the cut run on into the frame's edge:
+                    // their last stretch there must be supported too (not a card's end hidden by a thumb).
+                    let ends = borderEnds(corners, border: k)
+                    supports.append(ends.map { end in
+                        let (supported, visible) = chosen[end.side].counts(from: end.from, to: end.to)
+                        return visible >= 5 ? Double(supported) / Double(visible) : 0
+                    }.min() ?? 0)
                     continue
                 }
                 // Most of a real side must be in the picture: a side that is only a stub says little.
@@ -175,10 +181,19 @@ extension DocumentDetector {
         for var candidate in hypotheses {
             var score = 0.0, weakest = 1.0
             candidate.contrasts = (0..<4).map { k in
-                candidate.sides[k].isBorder ? 1 : contrast(from: candidate.corners[(k + 3) % 4], to: candidate.corners[k],
-                                                           normal: candidate.sides[k].normal, planes)
+                if candidate.sides[k].isBorder {
+                    return borderEnds(candidate.corners, border: k).map { end in
+                        contrast(from: end.from, to: end.to, normal: candidate.sides[end.side].normal, planes)
+                    }.min() ?? 0
+                }
+                return contrast(from: candidate.corners[(k + 3) % 4], to: candidate.corners[k],
+                                normal: candidate.sides[k].normal, planes)
             }
-            for k in 0..<4 where !candidate.sides[k].isBorder {
+            for k in 0..<4 {
+                if candidate.sides[k].isBorder {
+                    weakest = min(weakest, (candidate.supports[k] * candidate.contrasts[k]).squareRoot())
+                    continue
+                }
                 let start = candidate.corners[(k + 3) % 4], end = candidate.corners[k]
                 let (_, visible) = candidate.sides[k].counts(from: start, to: end)
                 let s = candidate.supports[k], c = candidate.contrasts[k]
@@ -192,6 +207,16 @@ extension DocumentDetector {
             if best == nil || candidate.score > best!.score { best = candidate }
         }
         return best
+    }
+
+    /// The last fifth of each of the two sides beside border side `k`, at the border's end: (side, from, to).
+    static func borderEnds(_ corners: [Point], border k: Int) -> [(side: Int, from: Point, to: Point)] {
+        let before = (k + 3) % 4, after = (k + 1) % 4
+        // Side `before` runs from corner k−2 to corner k−1 (on the border); side `after` from corner k (on the
+        // border) to corner k+1.
+        let a = corners[(k + 3) % 4], aFar = corners[(k + 2) % 4]
+        let b = corners[k], bFar = corners[(k + 1) % 4]
+        return [(before, a + (aFar - a) * 0.2, a), (after, b, b + (bFar - b) * 0.2)]
     }
 
     /// A soft preference for the shapes documents have: cards (1.59), passports (1.42), A4 (1.41) and letter
