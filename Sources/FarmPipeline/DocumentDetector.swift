@@ -4,18 +4,22 @@ import Leptonica
 import Glibc
 #endif
 
-/// Finds a sheet of paper in a photo by its edges: the four straight lines around a region brighter than what
-/// surrounds it.
+/// Finds a document in a photo: the convex quadrilateral whose sides edges support and across which the picture
+/// changes, on a busy desk as on a plain one.
 ///
 /// 1. On a copy 800 px across, each color channel is closed (text disappears into the paper), put on a log scale
 ///    (so shadows weigh like light) and differentiated: gradient strength and the direction toward the brighter
 ///    side, thinned to edge pixels.
-/// 2. A Hough transform over 360° (a line and its brighter side) collects up to 24 strong lines.
-/// 3. Every four lines whose bright sides turn around a convex shape are scored by how much of each side real
-///    edges support, minus what they leave unsupported; the best quadrilateral wins.
-/// 4. Each side is refined on the full-resolution image: along its normal, the strongest step into the brighter
-///    side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners.
-/// The confidence is the support of the weakest side. With no convincing quadrilateral, the frame is the page.
+/// 2. A progressive Hough transform over 360° (a line and its brighter side) collects up to 32 lines, each one
+///    taken giving back its pixels' votes, so clutter's fans of lines do not crowd out the document's sides.
+/// 3. Every four sides (Hough lines, or one image border where the document runs out of the frame) that turn
+///    around a convex shape are scored by the edge support of the visible part of each side; the best 40
+///    distinct ones are kept (DocumentDetector+Hypotheses.swift).
+/// 4. Those are scored again, late: color contrast across each side, the weakest side, a soft preference for
+///    document shapes; the best is refined on the full-resolution image (per side, the strongest step into the
+///    brighter side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners).
+/// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
+/// threshold, or with no quadrilateral at all, the frame is the page.
 public enum DocumentDetector {
     static let coarseSize = 800.0
     static let closing = 9
@@ -23,6 +27,7 @@ public enum DocumentDetector {
     static let voteSpread = 3
     static let lineCount = 32
     static let minimumArea = 0.05
+    /// Fraction of a real side's visible part that edges must support for the side to be considered at all.
     static let minimumSideSupport = 0.3
     /// Gray levels by which print is darker than the paper around it.
     static let inkContrast = 40
