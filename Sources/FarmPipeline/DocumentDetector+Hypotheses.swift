@@ -1,0 +1,259 @@
+import FarmCore
+import Leptonica
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole-quadrilateral hypotheses: every four sides that turn around a convex shape are scored first by how much of
+/// each side real edges support, and the best few are then scored again by how the picture differs across each
+/// side (a document is another material than what it lies on), so that the choice is made late, on more than edges.
+extension DocumentDetector {
+    /// Samples across a side whose colors must differ, and by how much (gray levels, the strongest channel).
+    static let contrastStep = 14.0
+    /// Hypotheses kept from the edge search for the second look.
+    static let keptHypotheses = 40
+
+    /// A side a document can have: a Hough line, or an edge of the image (where a document runs out of the
+    /// frame, the frame cuts it). Support is precomputed along the whole line as prefix sums, so any segment's
+    /// support is two lookups and only the part inside the image is judged.
+    struct Side {
+        /// Unit normal toward the document (its brighter side for a Hough line).
+        let normal: Point
+        let rho: Double
+        let degrees: Int
+        let isBorder: Bool
+        /// Index i holds the counts for samples t < i − reach, t the position along the line.
+        let supported: [Int32]
+        let visible: [Int32]
+        let reach: Int
+
+        var direction: Point { Point(-normal.y, normal.x) }
+
+        func parameter(_ p: Point) -> Double { direction.x * p.x + direction.y * p.y }
+
+        /// Supported and visible samples between two points of the line.
+        func counts(from a: Point, to b: Point) -> (supported: Int, visible: Int) {
+            var i = Int(parameter(a).rounded()) + reach, j = Int(parameter(b).rounded()) + reach
+            if i > j { swap(&i, &j) }
+            i = min(max(i, 0), supported.count - 1)
+            j = min(max(j, 0), supported.count - 1)
+            return (Int(supported[j] - supported[i]), Int(visible[j] - visible[i]))
+        }
+
+        /// A Hough line with its support profile: a sample is supported when an edge pixel within 2 px has its
+        /// bright side toward the line's normal (within 20°).
+        init(line: Line, maps: [EdgeMap]) {
+            let width = maps[0].width, height = maps[0].height
+            normal = line.normal
+            rho = line.rho
+            degrees = line.degrees
+            isBorder = false
+            reach = Int((Double(width * width + height * height)).squareRoot().rounded(.up))
+            var supported = [Int32](repeating: 0, count: 2 * reach + 2), visible = supported
+            let d = Point(-normal.y, normal.x)
+            for index in 0...(2 * reach) {
+                let p = normal * rho + d * Double(index - reach)
+                let inside = p.x >= -0.5 && p.y >= -0.5 && p.x < Double(width) - 0.5 && p.y < Double(height) - 0.5
+                var found = false
+                for offset in -2...2 where inside && !found {
+                    let x = Int((p.x + normal.x * Double(offset)).rounded()), y = Int((p.y + normal.y * Double(offset)).rounded())
+                    guard x >= 0, y >= 0, x < width, y < height else { continue }
+                    let i = y * width + x
+                    for map in maps where map.edges[i] {
+                        var difference = (map.direction[i] - Float(degrees)).truncatingRemainder(dividingBy: 360)
+                        if difference > 180 { difference -= 360 }
+                        if difference < -180 { difference += 360 }
+                        if abs(difference) < 20 { found = true; break }
+                    }
+                }
+                supported[index + 1] = supported[index] + (found ? 1 : 0)
+                visible[index + 1] = visible[index] + (inside ? 1 : 0)
+            }
+            self.supported = supported
+            self.visible = visible
+        }
+
+        /// One of the image's four edges (0 left, 1 top, 2 right, 3 bottom), normal inward, no edge support.
+        init(border: Int, width: Int, height: Int) {
+            let w = Double(width - 1), h = Double(height - 1)
+            (normal, rho, degrees) = [(Point(1, 0), 0, 0), (Point(0, 1), 0, 90), (Point(-1, 0), -w, 180), (Point(0, -1), -h, 270)][border]
+            isBorder = true
+            reach = Int((Double(width * width + height * height)).squareRoot().rounded(.up))
+            supported = [Int32](repeating: 0, count: 2 * reach + 2)
+            var visible = supported
+            let d = Point(-normal.y, normal.x)
+            for index in 0...(2 * reach) {
+                let p = normal * rho + d * Double(index - reach)
+                let inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= w + 0.5 && p.y <= h + 0.5
+                visible[index + 1] = visible[index] + (inside ? 1 : 0)
+            }
+            self.visible = visible
+        }
+    }
+
+    /// A quadrilateral hypothesis. Corner k joins side k and side k+1; side k runs from corner k−1 to corner k.
+    struct Candidate {
+        let corners: [Point]
+        let sides: [Side]
+        /// Per side: the fraction of its visible part that edges support, and that differs in color across it.
+        var supports: [Double]
+        var contrasts: [Double]
+        let edgeScore: Double
+        var score: Double
+        /// 0…1: the weakest real side, judged by both edges and color.
+        var confidence: Double
+    }
+
+    static func intersection(_ a: Side, _ b: Side) -> Point? {
+        let n1 = a.normal, n2 = b.normal
+        let determinant = n1.x * n2.y - n1.y * n2.x
+        guard abs(determinant) > 1e-6 else { return nil }
+        return Point((a.rho * n2.y - b.rho * n1.y) / determinant, (n1.x * b.rho - n2.x * a.rho) / determinant)
+    }
+
+    /// The best hypotheses by edge support (at most one side an image border), each with enough of every real
+    /// side visible and supported.
+    static func edgeHypotheses(_ lines: [Side], width: Int, height: Int) -> [Candidate] {
+        let w = Double(width), h = Double(height)
+        let margin = 0.1 * max(w, h)
+        let borders = (0..<4).map { Side(border: $0, width: width, height: height) }
+        let sides = (lines + borders).sorted { $0.degrees < $1.degrees }
+        let n = sides.count
+        guard n >= 4 else { return [] }
+        var found: [Candidate] = []
+        for a in 0..<n { for b in (a + 1)..<n { for c in (b + 1)..<n { for d in (c + 1)..<n {
+            let chosen = [sides[a], sides[b], sides[c], sides[d]]
+            guard chosen.filter(\.isBorder).count <= 1 else { continue }
+            var convex = true
+            for k in 0..<4 {
+                let difference = ((chosen[(k + 1) % 4].degrees - chosen[k].degrees) % 360 + 360) % 360
+                if difference < 45 || difference > 135 { convex = false; break }
+            }
+            guard convex else { continue }
+            var corners: [Point] = []
+            for k in 0..<4 {
+                guard let p = intersection(chosen[k], chosen[(k + 1) % 4]),
+                      p.x >= -margin, p.y >= -margin, p.x <= w + margin, p.y <= h + margin else { break }
+                corners.append(p)
+            }
+            guard corners.count == 4, Quad(corners).area >= minimumArea * w * h else { continue }
+            var supports: [Double] = [], score = 0.0, acceptable = true
+            for k in 0..<4 {
+                let start = corners[(k + 3) % 4], end = corners[k]
+                let (supported, visible) = chosen[k].counts(from: start, to: end)
+                if chosen[k].isBorder {
+                    // Where the frame cuts a document, the sides beside the cut run on into the frame's edge:
+                    // their last stretch there must be supported too (not a card's end hidden by a thumb).
+                    let ends = borderEnds(corners, border: k)
+                    supports.append(ends.map { end in
+                        let (supported, visible) = chosen[end.side].counts(from: end.from, to: end.to)
+                        return visible >= 5 ? Double(supported) / Double(visible) : 0
+                    }.min() ?? 0)
+                    continue
+                }
+                // Most of a real side must be in the picture: a side that is only a stub says little.
+                guard Double(visible) >= max(10, 0.4 * start.distance(to: end)) else { acceptable = false; break }
+                let fraction = Double(supported) / Double(visible)
+                guard fraction >= minimumSideSupport else { acceptable = false; break }
+                supports.append(fraction)
+                score += Double(visible) * (2 * fraction - 1)
+            }
+            guard acceptable else { continue }
+            found.append(Candidate(corners: corners, sides: chosen, supports: supports, contrasts: [], edgeScore: score,
+                                   score: score, confidence: 0))
+        } } } }
+        found.sort { $0.edgeScore > $1.edgeScore }
+        // Near-copies of one quadrilateral (a side seen twice, a shadow beside an edge) would crowd out the others.
+        var kept: [Candidate] = []
+        for candidate in found where kept.count < keptHypotheses {
+            let copy = kept.contains { other in
+                zip(other.corners, candidate.corners).allSatisfy { $0.distance(to: $1) < 8 }
+            }
+            if !copy { kept.append(candidate) }
+        }
+        return kept
+    }
+
+    /// The hypothesis that best separates a document from its surroundings: edge support and color contrast
+    /// across every side together. Its confidence is its weakest real side.
+    static func chosenHypothesis(_ hypotheses: [Candidate], planes: ColorPixels) -> Candidate? {
+        var best: Candidate?
+        for var candidate in hypotheses {
+            var score = 0.0, weakest = 1.0
+            candidate.contrasts = (0..<4).map { k in
+                if candidate.sides[k].isBorder {
+                    return borderEnds(candidate.corners, border: k).map { end in
+                        contrast(from: end.from, to: end.to, normal: candidate.sides[end.side].normal, planes)
+                    }.min() ?? 0
+                }
+                return contrast(from: candidate.corners[(k + 3) % 4], to: candidate.corners[k],
+                                normal: candidate.sides[k].normal, planes)
+            }
+            for k in 0..<4 {
+                if candidate.sides[k].isBorder {
+                    weakest = min(weakest, (candidate.supports[k] * candidate.contrasts[k]).squareRoot())
+                    continue
+                }
+                let start = candidate.corners[(k + 3) % 4], end = candidate.corners[k]
+                let (_, visible) = candidate.sides[k].counts(from: start, to: end)
+                let s = candidate.supports[k], c = candidate.contrasts[k]
+                score += Double(visible) * (s + c - 1)
+                weakest = min(weakest, (s * c).squareRoot())
+            }
+            // A side the frame cuts is taken on trust: a little less sure.
+            candidate.confidence = weakest * (candidate.sides.contains(where: \.isBorder) ? 0.9 : 1)
+            // A document is outlined all round: one weak side (a line borrowed from the clutter) sinks the lot.
+            candidate.score = score * (0.5 + 0.5 * candidate.confidence) * aspectPrior(candidate)
+            if best == nil || candidate.score > best!.score { best = candidate }
+        }
+        return best
+    }
+
+    /// The last fifth of each of the two sides beside border side `k`, at the border's end: (side, from, to).
+    static func borderEnds(_ corners: [Point], border k: Int) -> [(side: Int, from: Point, to: Point)] {
+        let before = (k + 3) % 4, after = (k + 1) % 4
+        // Side `before` runs from corner k−2 to corner k−1 (on the border); side `after` from corner k (on the
+        // border) to corner k+1.
+        let a = corners[(k + 3) % 4], aFar = corners[(k + 2) % 4]
+        let b = corners[k], bFar = corners[(k + 1) % 4]
+        return [(before, a + (aFar - a) * 0.2, a), (after, b, b + (bFar - b) * 0.2)]
+    }
+
+    /// A soft preference for the shapes documents have: cards (1.59), passports (1.42), A4 (1.41) and letter
+    /// (1.29) pages all lie below 1.8, while a band across a document (a stripe of its design, one text line)
+    /// is long and thin. Longer shapes are not ruled out (a receipt), only made to win by more. A quadrilateral
+    /// the frame cuts has no telling shape.
+    static func aspectPrior(_ candidate: Candidate) -> Double {
+        guard !candidate.sides.contains(where: \.isBorder) else { return 1 }
+        let c = candidate.corners
+        let first = (c[0].distance(to: c[1]) + c[2].distance(to: c[3])) / 2
+        let second = (c[1].distance(to: c[2]) + c[3].distance(to: c[0])) / 2
+        let aspect = max(first, second) / max(1, min(first, second))
+        return aspect <= 1.8 ? 1 : max(0.5, 1 - 0.35 * (aspect - 1.8))
+    }
+
+    /// The fraction of points along the visible part of a side where the colors a few pixels inside and outside
+    /// differ by at least `contrastStep` in some channel.
+    static func contrast(from start: Point, to end: Point, normal: Point, _ planes: ColorPixels) -> Double {
+        let width = Double(planes.width), height = Double(planes.height)
+        func inImage(_ p: Point) -> Bool { p.x >= 0 && p.y >= 0 && p.x <= width - 1 && p.y <= height - 1 }
+        let samples = 40
+        var differing = 0, judged = 0
+        for s in 0..<samples {
+            let t = 0.05 + 0.9 * Double(s) / Double(samples - 1)
+            let p = start + (end - start) * t
+            let inside = [p + normal * 3, p + normal * 5], outside = [p - normal * 3, p - normal * 5]
+            guard (inside + outside).allSatisfy(inImage) else { continue }
+            judged += 1
+            var strongest = 0.0
+            for plane in [planes.red, planes.green, planes.blue] {
+                let a = inside.reduce(0) { $0 + bilinear(plane, planes, $1) } / 2
+                let b = outside.reduce(0) { $0 + bilinear(plane, planes, $1) } / 2
+                strongest = max(strongest, abs(a - b))
+            }
+            if strongest >= contrastStep { differing += 1 }
+        }
+        // A side whose outside lies beyond the frame cannot be judged by color: neither for nor against.
+        return judged >= 4 ? Double(differing) / Double(judged) : 0.5
+    }
+}

@@ -1,0 +1,97 @@
+import Testing
+@testable import FarmCore
+@testable import FarmPipeline
+import Leptonica
+import TestSupport
+
+@Suite("Document detection on real phone frames (MIDV-500) and what its confidence means")
+struct DetectionTests {
+    /// One frame per MIDV-500 background: clutter, table, hand-held, keyboard, partly outside the frame.
+    static let frames = ["midv500_02_01", "midv500_26_07", "midv500_31_07", "midv500_26_05", "midv500_26_06"]
+
+    func truth(_ frame: String) throws -> [Point] {
+        let json = try JSON.parse(try Fixtures.read("midv500/\(frame).json"))
+        return try #require(json["corners"]?.arrayValue).map { pair in
+            Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
+        }
+    }
+
+    /// IoU of two quadrilaterals after clipping both to the image (true corners may lie outside it).
+    func clippedIoU(_ a: [Point], _ b: [Point], width: Int, height: Int) -> Double {
+        let frame = Quad(width: Double(width), height: Double(height)).corners
+        let ca = Polygon.clip(a, to: frame), cb = Polygon.clip(b, to: frame)
+        guard ca.count >= 3, cb.count >= 3 else { return 0 }
+        let intersection = Polygon.area(Polygon.clip(ca, to: cb))
+        let union = Polygon.area(ca) + Polygon.area(cb) - intersection
+        return union > 0 ? intersection / union : 0
+    }
+
+    func detect(_ image: Pix) throws -> DocumentDetection {
+        var context = PageContext(originalWidth: image.width, originalHeight: image.height, resolution: 0)
+        _ = try SegmentStage().run(image, &context)
+        return try #require(context.document)
+    }
+
+    @Test("the document is found on every background with clipped IoU ≥ 0.95 and a confidence ≥ 0.5", arguments: frames)
+    func cluttered(frame: String) throws {
+        let image = try Pix(contentsOfFile: Fixtures.path("midv500/\(frame).jpg"))
+        let found = try detect(image)
+        let iou = clippedIoU(found.corners.corners, try truth(frame), width: image.width, height: image.height)
+        #expect(iou >= 0.95, "IoU \(iou): \(found.corners)")
+        #expect(!found.isFullFrame)
+        #expect(found.confidence >= 0.5)
+    }
+
+    @Test("a card whose right side lies outside the frame: the frame's edge stands in for it")
+    func partlyVisible() throws {
+        let frame = "midv500_26_06"
+        let image = try Pix(contentsOfFile: Fixtures.path("midv500/\(frame).jpg"))
+        let truth = try self.truth(frame)
+        #expect(truth[1].x > Double(image.width) && truth[2].x > Double(image.width), "the fixture's right corners lie outside")
+        let found = try detect(image)
+        #expect(!found.isFullFrame)
+        let c = found.corners.corners
+        // Top right and bottom right on the frame's right edge, the visible part matching the truth.
+        #expect(abs(c[1].x - Double(image.width - 1)) < 2 && abs(c[2].x - Double(image.width - 1)) < 2, "\(c)")
+        let iou = clippedIoU(c, truth, width: image.width, height: image.height)
+        #expect(iou >= 0.95, "IoU \(iou)")
+        // Rectify takes it as found (the confidence clears its threshold).
+        var context = PageContext(originalWidth: image.width, originalHeight: image.height, resolution: 0)
+        context.document = found
+        let flat = try RectifyStage().run(image, &context)
+        #expect(flat.width != image.width || flat.height != image.height)
+    }
+
+    /// A gray desk with a lighter quadrilateral `step` gray levels above it.
+    func desk(step: Int) throws -> (image: Pix, corners: [Point]) {
+        var pixels = GrayPixels(width: 800, height: 600, value: 100)
+        let corners = [Point(200, 150), Point(600, 170), Point(580, 450), Point(220, 430)]
+        for y in 0..<600 {
+            for x in 0..<800 {
+                let p = Point(Double(x) + 0.5, Double(y) + 0.5)
+                let inside = (0..<4).allSatisfy { i in
+                    let a = corners[i], b = corners[(i + 1) % 4]
+                    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) >= 0
+                }
+                if inside { pixels[x, y] = UInt8(100 + step) }
+            }
+        }
+        return (try Pix(gray: pixels).rgb(), corners)
+    }
+
+    @Test("below the confidence threshold the page is the full frame; a clear sheet clears it")
+    func lowConfidenceIsFullFrame() throws {
+        // Edges outline the faint sheet, but its colors hardly differ from the desk's: not convincing.
+        let faint = try desk(step: 12)
+        let unsure = try detect(faint.image)
+        #expect(unsure.confidence < RectifyStage.minimumConfidence)
+        #expect(unsure.isFullFrame)
+        #expect(unsure.corners == Quad(width: 800, height: 600))
+        // The same sheet in clear contrast is found, with a confidence above the threshold.
+        let clear = try desk(step: 70)
+        let sure = try detect(clear.image)
+        #expect(!sure.isFullFrame)
+        #expect(sure.confidence >= RectifyStage.minimumConfidence)
+        #expect(clippedIoU(sure.corners.corners, clear.corners, width: 800, height: 600) >= 0.98)
+    }
+}
