@@ -78,4 +78,20 @@ struct SecondReadingTests {
         #expect(box.mapped(through: toPage, width: 40, height: 30) == Rect(x: 20, y: 20, width: 20, height: 10))
         #expect(abs(TesseractRecognizer.linearScale(toPage) - 2.5) < 1e-9)
     }
+
+    @Test("--no-second-reading: the CLI flag and the page's options (as a JOB carries them) turn it off")
+    func switchedOff() throws {
+        var options = PageOptions()
+        #expect(options.json["second_reading"] == nil)
+        #expect(PageOptions(json: options.json).secondReading)
+        options.secondReading = false
+        #expect(PageOptions(json: options.json).secondReading == false)
+
+        for (arguments, expected) in [([String](), true), (["--no-second-reading"], false)] {
+            let run = try Run.ocrfarm(["ocr", "--format", "json"] + arguments + [Fixtures.phototest])
+            #expect(run.status == 0, "\(run.stderr)")
+            let stages = try JSON.parse(run.text)["pages"]?[0]?["stages"]
+            #expect((stages?["second_reading"] != nil) == expected, "\(arguments): \(stages ?? .null)")
+        }
+    }
 }
