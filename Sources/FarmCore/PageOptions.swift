@@ -21,6 +21,9 @@ public struct PageOptions: Sendable, Equatable {
     public var languageCorrection: Bool
     /// Renderings the farm stores with each result (`storableOutputs`; the text is always stored).
     public var outputs: [String]
+    /// At `fast`, a page whose reading looks weak is read again with other variants and each line keeps its surest
+    /// reading (off: `--no-second-reading`, to measure it or to save its time).
+    public var secondReading: Bool = true
 
     /// `--lang auto`: the languages are chosen per page from the script the page is written in.
     public static let automaticLanguage = "auto"
@@ -62,6 +65,7 @@ public struct PageOptions: Sendable, Equatable {
         if level != .fast { fields.append(("level", JSON(level.rawValue))) }
         if !languageCorrection { fields.append(("language_correction", false)) }
         if outputs != Self.storableOutputs { fields.append(("outputs", .array(outputs.map { JSON($0) }))) }
+        if !secondReading { fields.append(("second_reading", false)) }
         return .object(fields)
     }
 
@@ -79,6 +83,7 @@ public struct PageOptions: Sendable, Equatable {
         minTextHeight = json?["min_text_height"]?.doubleValue.flatMap { (0..<1).contains($0) && $0 > 0 ? $0 : nil }
         level = json?["level"]?.stringValue.flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
         languageCorrection = json?["language_correction"]?.boolValue ?? true
+        secondReading = json?["second_reading"]?.boolValue ?? true
         outputs = json?["outputs"]?.arrayValue.map { items in
             Self.storableOutputs.filter { name in items.contains { $0.stringValue == name } }
         } ?? Self.storableOutputs

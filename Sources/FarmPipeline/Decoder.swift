@@ -18,6 +18,8 @@ public struct DecodedPage {
     public let exifOrientation: Int
     /// The picture of the page to keep (for the PDF), the same size as `image`, when it differs from what is read.
     public var keptImage: Pix?
+    /// The page as decoded, before the correction stages, for the second reading of a weak page.
+    public var uncorrected: UncorrectedImage?
 
     public init(image: Pix, format: ImageFormat, declaredResolution: Int, exifOrientation: Int = 1) {
         self.image = image

@@ -90,13 +90,19 @@ public final class PageProcessor {
         if options.automaticLanguages {
             (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
         }
+        let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options))
+        // A weak page is read again as decoded, so the image is kept only when a second reading may run and the stages
+        // may change the page: a color image as 8-bit gray (what Tesseract reads of it anyway, a quarter of the
+        // memory), any other as it is (a reference, no copy).
+        let keepsUncorrected = engine == .tesseract && options.secondReading && options.level == .fast && !pipeline.stages.isEmpty
+        let uncorrected = !keepsUncorrected ? nil : decoded.image.depth == 32 ? try? decoded.image.luminance() : decoded.image
         // The decoded image goes to the stages, which let go of each image once the next exists.
-        let (image, seen) = try seeingStages(pipelineOverride ?? PipelineOptions(options))
-            .run(consume decoded, languages: options.languages)
+        let (image, seen) = try pipeline.run(consume decoded, languages: options.languages)
         var context = seen
         if let languageFinding { context.record("language", languageFinding) }
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
+        if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
         if renderings.contains(.pdf), let kept = context.keptImage, kept !== image {
             do throws(LeptonicaError) {
                 corrected.keptImage = kept.width == image.width && kept.height == image.height ? kept
@@ -110,7 +116,7 @@ public final class PageProcessor {
         var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,
-            level: options.level, languageCorrection: options.languageCorrection))
+            level: options.level, languageCorrection: options.languageCorrection, secondReading: options.secondReading))
         page.result.timings = [decodeTime] + context.timings + page.result.timings
         // The stages' findings, then the recognizer's (the accurate level's readings).
         if case .object(let recognized) = page.result.findings { context.findings += recognized }

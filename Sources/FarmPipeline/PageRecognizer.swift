@@ -25,11 +25,14 @@ public struct RecognitionOptions: Sendable, Equatable {
     /// Custom words and Chinese punctuation applied after recognition (the engine's own word lists are chosen
     /// when it is made: `TesseractRecognizer.init`).
     public var languageCorrection: Bool
+    /// At `fast`, weak pages are read again (`TesseractRecognizer+SecondReading.swift`).
+    public var secondReading: Bool
 
     public init(timeoutMilliseconds: Int? = nil, renderings: Set<OutputFormat> = [], sourceName: String = "", candidates: Int = 0,
                 words: [String] = [], minTextHeight: Double? = nil, level: RecognitionLevel = .fast,
-                languageCorrection: Bool = true)
+                languageCorrection: Bool = true, secondReading: Bool = true)
     {
+        self.secondReading = secondReading
         self.level = level
         self.languageCorrection = languageCorrection
         self.timeoutMilliseconds = timeoutMilliseconds

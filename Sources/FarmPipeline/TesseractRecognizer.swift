@@ -29,10 +29,10 @@ public struct LanguagePlan: Sendable, Equatable {
 /// The real engine: Tesseract LSTM with languages in priority order.
 public final class TesseractRecognizer: PageRecognizer {
     public static let stage = "recognize"
-    private let engine: TesseractEngine
+    let engine: TesseractEngine
     private let secondary: TesseractEngine?
     /// The `accurate` level's third reading binarizes the other way; made on the first such page.
-    private var otherBinarization: TesseractEngine?
+    private(set) var otherBinarization: TesseractEngine?
     private let configuration: EngineConfiguration
     public let plan: LanguagePlan
     public let engineName: String
@@ -71,6 +71,10 @@ public final class TesseractRecognizer: PageRecognizer {
         }
         let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
         var result = PageResult(recognition, resolution: page.declaredResolution)
+        if options.level == .fast && options.secondReading {
+            result.findings = .object([("second_reading", readSecondTime(&result, first: recognition, page: page, image: image,
+                                                                          options: options, since: start))])
+        }
         if options.level == .accurate {
             try readAgain(&result, image: image, resolution: page.declaredResolution, options: options, since: start)
         }
@@ -177,7 +181,7 @@ public final class TesseractRecognizer: PageRecognizer {
 
     /// One reading of `image` by `reader`. The page's time limit covers all of its readings: each gets what is left
     /// of it since `start`, and none is begun once it is spent.
-    private func read(_ image: Pix, with reader: TesseractEngine, resolution: Int, options: RecognitionOptions,
+    func read(_ image: Pix, with reader: TesseractEngine, resolution: Int, options: RecognitionOptions,
                       since start: UInt64) throws(PageFailure) -> Recognition {
         var remaining = options.timeoutMilliseconds
         if let limit = options.timeoutMilliseconds {
@@ -198,7 +202,7 @@ public final class TesseractRecognizer: PageRecognizer {
     }
 
     /// The primary languages' engine with the other binarization (Sauvola for spaced scripts, Otsu for Chinese).
-    private func otherBinarizationEngine() throws(PageFailure) -> TesseractEngine {
+    func otherBinarizationEngine() throws(PageFailure) -> TesseractEngine {
         if let otherBinarization { return otherBinarization }
         var variables = configuration.variables
         variables["thresholding_method"] = plan.isUnspaced ? "0" : "2"

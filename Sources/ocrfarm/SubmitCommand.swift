@@ -170,6 +170,8 @@ enum CorrectionOptions {
                    "Ignore text smaller than this fraction of the page height, e.g. 0.02 (faster; footnotes drop)."),
         OptionSpec("--level", value: "LEVEL",
                    "fast (one reading) or accurate (three readings, the surest line kept; fewer errors, under half the speed). Default: fast."),
+        OptionSpec("--no-second-reading",
+                   "At fast, do not read weak pages again (other image variants, the surest reading of each line kept)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
@@ -198,6 +200,7 @@ enum CorrectionOptions {
         options.level = try arguments.choice("--level", RecognitionLevel.allCases.map(\.rawValue))
             .flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
         options.languageCorrection = !arguments.flag("--no-language-correction")
+        options.secondReading = !arguments.flag("--no-second-reading")
         return options
     }
 }

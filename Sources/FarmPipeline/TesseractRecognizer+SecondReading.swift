@@ -1,0 +1,274 @@
+import FarmCore
+import Leptonica
+import Tesseract
+
+/// The page as decoded, before the correction stages, and where its points are on the corrected page.
+/// Holds one image reference; confined to the page slot's thread like the page itself.
+public struct UncorrectedImage {
+    public let image: Pix
+    /// Uncorrected image → corrected page (the stages' `PageContext.toPage`).
+    public let toPage: Homography
+
+    public init(image: Pix, toPage: Homography) {
+        self.image = image
+        self.toPage = toPage
+    }
+}
+
+/// How sure a first reading is, line by line, and whether the page is worth reading again.
+///
+/// A line is weak when its length-weighted word confidence is low, or when most of its longer words are in no
+/// dictionary (Tesseract reports this per word; noise read as letters is rarely a word). A page is weak when its weak
+/// lines hold a fair share of its characters, or when it has ink but the reading found (almost) no text. The limits
+/// are round numbers, not fitted to pages: strong print reads at 90 and more, and every second reading is kept only
+/// where it is surer than the first.
+struct ReadingStrength {
+    static let weakConfidence = 75.0
+    static let weakDictionaryShare = 0.5
+    static let weakPageShare = 0.15
+    /// Fewer words than this is "no text".
+    static let fewWords = 3
+
+    /// One flag per line, in the order of `Recognition.lines` (and `PageResult.lines`).
+    let weakLines: [Bool]
+    let weakCharacters: Int
+    let characters: Int
+    let words: Int
+
+    init(_ recognition: Recognition, usesDictionary: Bool) {
+        var weakLines: [Bool] = []
+        var weakCharacters = 0, characters = 0
+        for line in recognition.lines {
+            let lengths = line.words.map { max(1, $0.text.count) }
+            let total = lengths.reduce(0, +)
+            let confidence = total > 0 ? zip(line.words, lengths).map { $0.confidence * Double($1) }.reduce(0, +) / Double(total) : 0
+            // Words of three letters or more that are not numbers: the ones a dictionary can vouch for.
+            let checkable = line.words.filter { !$0.isNumeric && $0.text.filter(\.isLetter).count >= 3 }
+            let share = checkable.isEmpty ? 1 : Double(checkable.filter(\.isFromDictionary).count) / Double(checkable.count)
+            let weak = confidence < Self.weakConfidence
+                || (usesDictionary && checkable.count >= 2 && share < Self.weakDictionaryShare)
+            weakLines.append(weak)
+            characters += total
+            if weak { weakCharacters += total }
+        }
+        self.weakLines = weakLines
+        self.weakCharacters = weakCharacters
+        self.characters = characters
+        words = recognition.words.count
+    }
+
+    var weakShare: Double { characters > 0 ? Double(weakCharacters) / Double(characters) : 0 }
+    var hasFewWords: Bool { words < Self.fewWords }
+    var isWeak: Bool { weakShare >= Self.weakPageShare }
+}
+
+/// One line the second reading replaced or added, and the variant that read it.
+struct SecondReadingDecision {
+    let box: Rect
+    let variant: String
+    let added: Bool
+}
+
+extension TesseractRecognizer {
+    /// The least a line read only by a second reading must score to be added (it overlaps no word of the first).
+    static let addedLineConfidence = 70.0
+    /// How many points of confidence a second reading of a line must gain to replace the first: confidences of two
+    /// readings of the same words differ by a point or two from the image alone.
+    static let surerMargin = 5.0
+    /// The most weak lines read again one by one (a page of noise must not take minutes).
+    static let maximumRereadLines = 80
+
+    /// `fast`'s second reading: when the first reading of the page is weak, the page is read again as decoded (before
+    /// the correction stages; boxes mapped to the corrected page), sparsely when the first reading found no text on
+    /// an inked page, and each weak line left is read alone with the other binarization. A weak line keeps the
+    /// surest of its readings; a confident line found only by another reading is added. Strong pages cost nothing.
+    /// Returns the findings: whether the page was weak and, if so, which lines which variant won.
+    func readSecondTime(_ result: inout PageResult, first: Recognition, page: DecodedPage, image: Pix,
+                        options: RecognitionOptions, since start: UInt64) -> JSON
+    {
+        let strength = ReadingStrength(first, usesDictionary: options.languageCorrection && !plan.isUnspaced)
+        var fields: [(String, JSON)] = [("weak_share", .rounded(strength.weakShare, places: 3)),
+                                        ("weak_lines", JSON(strength.weakLines.filter { $0 }.count)),
+                                        ("lines", JSON(strength.weakLines.count))]
+        let inkWithoutText = strength.hasFewWords && Self.hasInk(image)
+        guard strength.isWeak || inkWithoutText else {
+            return .object([("read", false)] + fields)
+        }
+        fields.insert(("read", true), at: 0)
+        if inkWithoutText { fields.append(("ink_without_text", true)) }
+
+        var weak = strength.weakLines
+        var decisions: [SecondReadingDecision] = []
+        var variants: [(String, JSON)] = []
+        let resolution = page.declaredResolution
+        do throws(PageFailure) {
+            // The page as the file has it: where the stages hurt a region (faint print flattened away, text
+            // resized past what the model reads well), the file's own pixels read it better.
+            if let uncorrected = page.uncorrected, options.minTextHeight == nil {
+                let scale = Self.linearScale(uncorrected.toPage)
+                let reading = try read(uncorrected.image, with: engine,
+                                       resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
+                                       options: options, since: start)
+                let again = PageResult(reading, resolution: resolution)
+                    .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
+                variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, variant: "uncorrected", decisions: &decisions)))
+            }
+            // Scattered text (receipts, labels, forms) that the page layout analysis did not see as text.
+            if inkWithoutText {
+                let previous = engine.pageSegmentationMode
+                engine.pageSegmentationMode = .sparseText
+                defer { engine.pageSegmentationMode = previous }
+                let reading = try read(image, with: engine, resolution: resolution, options: options, since: start)
+                let again = PageResult(reading, resolution: resolution)
+                variants.append(("sparse", adopt(again, into: &result, weak: &weak, variant: "sparse", decisions: &decisions)))
+            }
+            variants.append(("other_binarization", try rereadWeakLines(&result, weak: weak, image: image, resolution: resolution,
+                                                                     decisions: &decisions)))
+        } catch {
+            // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
+            fields.append(("stopped", JSON(error.message)))
+        }
+        engine.releasePage()
+        otherBinarization?.releasePage()
+        if !decisions.isEmpty { result.text = Self.text(of: result) }
+        fields.append(("variants", .object(variants)))
+        fields.append(("regions", .array(decisions.prefix(100).map { decision in
+            .object([("box", decision.box.json), ("variant", JSON(decision.variant))]
+                    + (decision.added ? [("added", true)] : []))
+        })))
+        return .object(fields)
+    }
+
+    /// Takes from `other` (a whole-page reading in the page's coordinates) each weak line it read with a higher
+    /// confidence, and each confident line that overlaps no word of the first reading.
+    private func adopt(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], variant: String,
+                       decisions: inout [SecondReadingDecision]) -> JSON
+    {
+        let others = other.lines.filter { !$0.words.isEmpty }
+        var replaced = 0
+        var index = 0
+        result.updateLines { line in
+            defer { index += 1 }
+            guard index < weak.count, weak[index],
+                  let best = others.max(by: { line.box.overlapRatio($0.box) < line.box.overlapRatio($1.box) }),
+                  line.box.overlapRatio(best.box) >= 0.5, best.confidence > line.confidence + Self.surerMargin else { return }
+            line.words = best.words
+            weak[index] = best.confidence < ReadingStrength.weakConfidence
+            decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: false))
+            replaced += 1
+        }
+        let words = result.words.map(\.box)
+        let added = others.filter { line in
+            line.confidence >= Self.addedLineConfidence
+                && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
+                && !words.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
+        }
+        for line in added {
+            result.blocks.append(Block(box: line.box, kind: BlockKind.text.rawValue,
+                                       paragraphs: [Paragraph(box: line.box, lines: [line])]))
+            weak.append(false)
+            decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
+        }
+        return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
+    }
+
+    /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading.
+    private func rereadWeakLines(_ result: inout PageResult, weak: [Bool], image: Pix, resolution: Int,
+                                 decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
+    {
+        let lines = result.lines
+        let chosen = lines.indices.filter { $0 < weak.count && weak[$0] && !lines[$0].words.isEmpty }
+            .prefix(Self.maximumRereadLines)
+        guard !chosen.isEmpty else { return .object([("replaced", 0)]) }
+        let boxes = chosen.map { index in
+            let box = lines[index].box
+            let pad = max(2, box.height / 6)
+            let x0 = max(0, box.x - pad), y0 = max(0, box.y - pad)
+            return Leptonica.Box(x: x0, y: y0, width: min(image.width, box.maxX + pad) - x0,
+                                 height: min(image.height, box.maxY + pad) - y0)
+        }
+        let reader = try otherBinarizationEngine()
+        let readings = reader.recognize(image, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
+        var replacements: [Int: [Word]] = [:]
+        for (index, reading) in zip(chosen, readings) {
+            guard let reading else { continue }
+            let again = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
+            guard again.count == 1, let line = again.first, line.confidence > lines[index].confidence + Self.surerMargin else { continue }
+            replacements[index] = line.words
+            decisions.append(SecondReadingDecision(box: lines[index].box, variant: "other_binarization", added: false))
+        }
+        var index = 0
+        result.updateLines { line in
+            defer { index += 1 }
+            if let words = replacements[index] { line.words = words }
+        }
+        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count))])
+    }
+
+    /// Whether an image with (almost) no text read has marks the size of letters: dark components between 0.4% and
+    /// 10% of the page's height.
+    static func hasInk(_ image: Pix) -> Bool {
+        guard let binary = try? image.luminance().binarized(), let boxes = try? binary.componentBoxes(grownBy: 1, 1) else {
+            return false
+        }
+        let low = max(3, image.height / 500), high = max(low + 1, image.height / 10)
+        return boxes.filter { (low...high).contains($0.height) && $0.width <= image.width / 2 }.count >= 10
+    }
+
+    /// How much a mostly similar transform enlarges lengths (the square root of its linear part's determinant).
+    static func linearScale(_ h: Homography) -> Double {
+        let determinant = abs(h.m[0] * h.m[4] - h.m[1] * h.m[3])
+        return determinant > 1e-9 ? determinant.squareRoot() : 1
+    }
+}
+
+extension Rect {
+    /// The share of `other`'s area inside this rectangle.
+    func coverage(of other: Rect) -> Double {
+        let w = min(maxX, other.maxX) - max(x, other.x), h = min(maxY, other.maxY) - max(y, other.y)
+        guard w > 0, h > 0, other.width > 0, other.height > 0 else { return 0 }
+        return Double(w * h) / Double(other.width * other.height)
+    }
+
+    /// The bounding box of this rectangle's corners mapped through `h`, kept inside `width` × `height`.
+    func mapped(through h: Homography, width: Int, height: Int) -> Rect {
+        let corners = [Point(Double(x), Double(y)), Point(Double(maxX), Double(y)),
+                       Point(Double(maxX), Double(maxY)), Point(Double(x), Double(maxY))].map(h.apply)
+        let left = max(0, min(width, Int(corners.map(\.x).min()!.rounded(.down))))
+        let top = max(0, min(height, Int(corners.map(\.y).min()!.rounded(.down))))
+        let right = max(left, min(width, Int(corners.map(\.x).max()!.rounded(.up))))
+        let bottom = max(top, min(height, Int(corners.map(\.y).max()!.rounded(.up))))
+        return Rect(x: left, y: top, width: right - left, height: bottom - top)
+    }
+}
+
+extension PageResult {
+    /// The same reading with every box mapped through `h` into a `width` × `height` image.
+    func boxesMapped(through h: Homography, width: Int, height: Int) -> PageResult {
+        var result = self
+        result.width = width
+        result.height = height
+        result.blocks = blocks.map { block in
+            var block = block
+            block.box = block.box.mapped(through: h, width: width, height: height)
+            block.paragraphs = block.paragraphs.map { paragraph in
+                var paragraph = paragraph
+                paragraph.box = paragraph.box.mapped(through: h, width: width, height: height)
+                paragraph.lines = paragraph.lines.map { line in
+                    var line = line
+                    line.box = line.box.mapped(through: h, width: width, height: height)
+                    line.words = line.words.map { word in
+                        var word = word
+                        word.box = word.box.mapped(through: h, width: width, height: height)
+                        return word
+                    }
+                    return line
+                }
+                return paragraph
+            }
+            return block
+        }
+        return result
+    }
+}
+
