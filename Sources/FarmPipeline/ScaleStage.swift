@@ -2,15 +2,32 @@ import FarmCore
 import Leptonica
 
 /// scale: resizes the page so its body text has the x-height Tesseract reads best, measured from the page
-/// itself (the most common glyph height), so small print is enlarged and large print reduced alike.
+/// itself (the most common glyph height), so small print is enlarged and large print reduced alike; and never so
+/// far down that the page's smallest text (table cells, footnotes: the smallest glyph height many glyphs share)
+/// falls below the x-height Tesseract still reads reliably.
 public struct ScaleStage: PageStage {
     public let name = "scale"
     /// The x-height, in pixels, that reads best (measured: see docs/architecture.md).
     static let targetXHeight = 16.0
     /// For Chinese and Japanese the common glyph is a full-height ideograph, not a lowercase letter.
     static let targetIdeographHeight = 21.0
+    /// The smallest x-height Tesseract reads reliably: smaller text is enlarged to it even where the body text
+    /// then ends up above the target.
+    static let minimumXHeight = 12.0
     /// Changes smaller than this fraction are not worth the resampling.
     static let tolerance = 0.1
+    /// How far a page is enlarged at most: further only for text so small that it needs it, up to `maximumFactor`.
+    static let usualMaximumFactor = 2.5
+    static let maximumFactor = 4.0
+
+    /// The factor for text of x-height `estimate.xHeight` whose smallest size is `estimate.smallXHeight`.
+    static func factor(for estimate: TextSize.Estimate, target: Double) -> Double {
+        let body = target / estimate.xHeight
+        let small = minimumXHeight / estimate.smallXHeight
+        let wanted = max(body, small)
+        let ceiling = max(usualMaximumFactor, min(maximumFactor, wanted))
+        return min(ceiling, max(0.3, wanted))
+    }
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {
@@ -20,9 +37,10 @@ public struct ScaleStage: PageStage {
             }
             let unspaced = LanguagePlan(context.languages).isUnspaced
             let target = unspaced ? Self.targetIdeographHeight : Self.targetXHeight
-            let factor = min(2.5, max(0.3, target / estimate.xHeight))
+            let factor = Self.factor(for: estimate, target: target)
             let apply = abs(factor - 1) > Self.tolerance
-            context.record(name, .object([("x_height", .rounded(estimate.xHeight, places: 1)), ("factor", .rounded(factor, places: 3)),
+            context.record(name, .object([("x_height", .rounded(estimate.xHeight, places: 1)),
+                                          ("small_x_height", .rounded(estimate.smallXHeight, places: 1)), ("factor", .rounded(factor, places: 3)),
                                           ("applied", JSON(apply))]))
             guard apply else { return image }
             let scaled = try image.resampled(by: factor)

@@ -1,0 +1,106 @@
+import FarmCore
+import Leptonica
+
+/// Light text on dark ground (slides, reverse-video bands, dark table headers) turned into dark text on light
+/// ground, region by region, before enhance flattens the page: flattening takes a dark area wider than its window
+/// for the paper and divides it to white, light letters and all.
+///
+/// A region is where dark pixels fill most of a small square around each point (ordinary text fills a quarter of
+/// it at most, even bold), large enough to hold a line of text, and holding light pixels (the letters) but few
+/// mid-tones (a photograph is mostly mid-tones and is left alone).
+enum LightOnDarkInversion {
+    /// Share of dark pixels in the square above which a point is in a dark region.
+    static let density = 0.6
+    /// Light pixels a region must hold (its letters), as a share of its area: none means no text to save, and
+    /// more than half means it is paper, not dark ground.
+    static let lightShare = 0.02...0.5
+    /// Mid-tones (neither ink nor ground) above this share: a picture, not a band.
+    static let maximumMidTones = 0.35
+
+    /// `gray` (8-bit, owned by the caller and changed in place) with its light-on-dark regions inverted; returns
+    /// the boxes inverted.
+    static func invert(_ gray: Pix) throws(LeptonicaError) -> [Box] {
+        let width = gray.width, height = gray.height
+        let half = max(5, min(width, height) / 160)
+        guard min(width, height) > 4 * half else { return [] }
+        var candidates = try gray.denseDarkBoxes(halfWindow: half, density: density)
+            .filter { $0.height >= half && $0.width >= 4 * half }
+            // The mean spreads a region's edge over half a window: grown back by that much.
+            .map { Box(x: max(0, $0.x - half), y: max(0, $0.y - half),
+                       width: min(width, $0.x + $0.width + half) - max(0, $0.x - half),
+                       height: min(height, $0.y + $0.height + half) - max(0, $0.y - half)) }
+        guard !candidates.isEmpty else { return [] }
+        candidates = merged(candidates)
+        var inverted: [Box] = []
+        gray.withGrayBytes { pixels, bytesPerRow in
+            for candidate in candidates {
+                let box = tightened(candidate, pixels, bytesPerRow)
+                guard box.width >= 4 * half, box.height >= half else { continue }
+                var light = 0, middle = 0
+                for y in box.y..<(box.y + box.height) {
+                    let row = y * bytesPerRow
+                    for x in box.x..<(box.x + box.width) {
+                        let value = pixels[row + (x ^ 3)]
+                        if value >= 192 { light += 1 } else if value >= 64 { middle += 1 }
+                    }
+                }
+                let area = Double(box.width * box.height)
+                guard lightShare.contains(Double(light) / area), Double(middle) / area <= maximumMidTones else { continue }
+                for y in box.y..<(box.y + box.height) {
+                    let row = y * bytesPerRow
+                    for x in box.x..<(box.x + box.width) { pixels[row + (x ^ 3)] = 255 - pixels[row + (x ^ 3)] }
+                }
+                inverted.append(box)
+            }
+        }
+        return inverted
+    }
+
+    /// Boxes that overlap joined into one, until none do (so no pixel is inverted twice).
+    static func merged(_ boxes: [Box]) -> [Box] {
+        var boxes = boxes
+        var joined = true
+        while joined {
+            joined = false
+            outer: for i in boxes.indices {
+                for j in boxes.indices where j > i && overlap(boxes[i], boxes[j]) {
+                    let a = boxes[i], b = boxes[j]
+                    let x0 = min(a.x, b.x), y0 = min(a.y, b.y)
+                    boxes[i] = Box(x: x0, y: y0, width: max(a.x + a.width, b.x + b.width) - x0,
+                                   height: max(a.y + a.height, b.y + b.height) - y0)
+                    boxes.remove(at: j)
+                    joined = true
+                    break outer
+                }
+            }
+        }
+        return boxes
+    }
+
+    static func overlap(_ a: Box, _ b: Box) -> Bool {
+        a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+    }
+
+    /// `box` with its edge rows and columns that are mostly light taken off: the grown box's margin beyond the dark
+    /// region, which must not be inverted into a dark frame.
+    static func tightened(_ box: Box, _ pixels: UnsafeMutableBufferPointer<UInt8>, _ bytesPerRow: Int) -> Box {
+        func darkShareOfRow(_ y: Int, _ x0: Int, _ x1: Int) -> Double {
+            guard x1 > x0 else { return 0 }
+            var dark = 0
+            for x in x0..<x1 where pixels[y * bytesPerRow + (x ^ 3)] < 128 { dark += 1 }
+            return Double(dark) / Double(x1 - x0)
+        }
+        func darkShareOfColumn(_ x: Int, _ y0: Int, _ y1: Int) -> Double {
+            guard y1 > y0 else { return 0 }
+            var dark = 0
+            for y in y0..<y1 where pixels[y * bytesPerRow + (x ^ 3)] < 128 { dark += 1 }
+            return Double(dark) / Double(y1 - y0)
+        }
+        var x0 = box.x, x1 = box.x + box.width, y0 = box.y, y1 = box.y + box.height
+        while y0 < y1 && darkShareOfRow(y0, x0, x1) < 0.5 { y0 += 1 }
+        while y1 > y0 && darkShareOfRow(y1 - 1, x0, x1) < 0.5 { y1 -= 1 }
+        while x0 < x1 && darkShareOfColumn(x0, y0, y1) < 0.5 { x0 += 1 }
+        while x1 > x0 && darkShareOfColumn(x1 - 1, y0, y1) < 0.5 { x1 -= 1 }
+        return Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+}
