@@ -6,16 +6,19 @@ import Leptonica
 /// for the paper and divides it to white, light letters and all.
 ///
 /// A region is where dark pixels fill most of a small square around each point (ordinary text fills a quarter of
-/// it at most, even bold), large enough to hold a line of text, and holding light pixels (the letters) but few
-/// mid-tones (a photograph is mostly mid-tones and is left alone).
+/// it at most, even bold), large enough to hold a line of text, and whose letters stand out lighter than its
+/// ground: a dark area without any is left as it is, one that is half light is paper, and dark text on a gray
+/// box is already dark on light.
 enum LightOnDarkInversion {
     /// Share of dark pixels in the square above which a point is in a dark region.
     static let density = 0.6
-    /// Light pixels a region must hold (its letters), as a share of its area: none means no text to save, and
-    /// more than half means it is paper, not dark ground.
+    /// Pixels lighter than the ground a region must hold (its letters), as a share of its area: none means no text
+    /// to save, and more than half means it is paper, not dark ground.
     static let lightShare = 0.02...0.5
-    /// Mid-tones (neither ink nor ground) above this share: a picture, not a band.
-    static let maximumMidTones = 0.35
+    /// Gray levels below `dark` are dark ground.
+    static let dark: UInt8 = 128
+    /// How far a letter's gray stands out from the ground's.
+    static let contrast = 60
 
     /// `gray` (8-bit, owned by the caller and changed in place) with its light-on-dark regions inverted; returns
     /// the boxes inverted.
@@ -36,16 +39,19 @@ enum LightOnDarkInversion {
             for candidate in candidates {
                 let box = tightened(candidate, pixels, bytesPerRow)
                 guard box.width >= 4 * half, box.height >= half else { continue }
-                var light = 0, middle = 0
+                // The ground is the region's median; its letters are what stands out from it. Dark text on a gray
+                // box (a diagram's boxes, a shaded cell) stands out darker, and is left alone.
+                var histogram = [Int](repeating: 0, count: 256)
                 for y in box.y..<(box.y + box.height) {
                     let row = y * bytesPerRow
-                    for x in box.x..<(box.x + box.width) {
-                        let value = pixels[row + (x ^ 3)]
-                        if value >= 192 { light += 1 } else if value >= 64 { middle += 1 }
-                    }
+                    for x in box.x..<(box.x + box.width) { histogram[Int(pixels[row + (x ^ 3)])] += 1 }
                 }
-                let area = Double(box.width * box.height)
-                guard lightShare.contains(Double(light) / area), Double(middle) / area <= maximumMidTones else { continue }
+                let area = box.width * box.height
+                var seen = 0, ground = 0
+                while ground < 255 && seen + histogram[ground] < area / 2 { seen += histogram[ground]; ground += 1 }
+                let lighter = histogram[min(255, ground + contrast)...].reduce(0, +)
+                let darker = ground - contrast >= 0 ? histogram[...(ground - contrast)].reduce(0, +) : 0
+                guard lightShare.contains(Double(lighter) / Double(area)), darker * 4 < lighter else { continue }
                 for y in box.y..<(box.y + box.height) {
                     let row = y * bytesPerRow
                     for x in box.x..<(box.x + box.width) { pixels[row + (x ^ 3)] = 255 - pixels[row + (x ^ 3)] }
@@ -87,13 +93,13 @@ enum LightOnDarkInversion {
         func darkShareOfRow(_ y: Int, _ x0: Int, _ x1: Int) -> Double {
             guard x1 > x0 else { return 0 }
             var dark = 0
-            for x in x0..<x1 where pixels[y * bytesPerRow + (x ^ 3)] < 128 { dark += 1 }
+            for x in x0..<x1 where pixels[y * bytesPerRow + (x ^ 3)] < Self.dark { dark += 1 }
             return Double(dark) / Double(x1 - x0)
         }
         func darkShareOfColumn(_ x: Int, _ y0: Int, _ y1: Int) -> Double {
             guard y1 > y0 else { return 0 }
             var dark = 0
-            for y in y0..<y1 where pixels[y * bytesPerRow + (x ^ 3)] < 128 { dark += 1 }
+            for y in y0..<y1 where pixels[y * bytesPerRow + (x ^ 3)] < Self.dark { dark += 1 }
             return Double(dark) / Double(y1 - y0)
         }
         var x0 = box.x, x1 = box.x + box.width, y0 = box.y, y1 = box.y + box.height

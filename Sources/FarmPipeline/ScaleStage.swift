@@ -11,22 +11,24 @@ public struct ScaleStage: PageStage {
     static let targetXHeight = 16.0
     /// For Chinese and Japanese the common glyph is a full-height ideograph, not a lowercase letter.
     static let targetIdeographHeight = 21.0
-    /// The smallest x-height Tesseract reads reliably: smaller text is enlarged to it even where the body text
-    /// then ends up above the target.
+    /// The smallest x-height Tesseract reads reliably: a page is never reduced so far that its smallest text
+    /// (see `TextSize.Estimate.smallXHeight`) falls below it.
     static let minimumXHeight = 12.0
     /// Changes smaller than this fraction are not worth the resampling.
     static let tolerance = 0.1
-    /// How far a page is enlarged at most: further only for text so small that it needs it, up to `maximumFactor`.
+    /// How far a page is enlarged at most; text smaller than `targetXHeight / usualMaximumFactor` may be enlarged
+    /// further, up to `maximumFactor` (table crops of cell text 5 px high read better at 3× than at 2.5×).
     static let usualMaximumFactor = 2.5
     static let maximumFactor = 4.0
 
-    /// The factor for text of x-height `estimate.xHeight` whose smallest size is `estimate.smallXHeight`.
+    /// The factor for body text of x-height `estimate.xHeight` whose smallest text is `estimate.smallXHeight`: the
+    /// body brought to `target`, but a reduction only as far as the smallest text stays readable (small text never
+    /// makes a page larger: a page's dots and commas can pass for it).
     static func factor(for estimate: TextSize.Estimate, target: Double) -> Double {
-        let body = target / estimate.xHeight
-        let small = minimumXHeight / estimate.smallXHeight
-        let wanted = max(body, small)
-        let ceiling = max(usualMaximumFactor, min(maximumFactor, wanted))
-        return min(ceiling, max(0.3, wanted))
+        let body = min(maximumFactor, target / estimate.xHeight)
+        guard body < 1 else { return body }
+        let floor = min(1, minimumXHeight / estimate.smallXHeight)
+        return max(0.3, body, floor)
     }
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {

@@ -48,4 +48,21 @@ extension Pix {
         }
         return copy
     }
+
+    /// A copy of this image, as 8-bit gray, with the pixels set in the 1-bit `mask` (of the same size) painted
+    /// white inside `boxes` only.
+    public func whitened(through mask: Pix, within boxes: [Box]) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        guard mask.depth == 1, mask.width == width, mask.height == height else {
+            throw LeptonicaError("pixSetMaskedGeneral", message: "the mask must be 1-bit and of the image's size")
+        }
+        let copy = try grayscale().copy()
+        for box in boxes {
+            let part = try mask.cropped(to: box)
+            guard pixSetMaskedGeneral(copy.pointer, part.pointer, 255, Int32(max(0, box.x)), Int32(max(0, box.y))) == 0 else {
+                throw LeptonicaError.captured("pixSetMaskedGeneral", fallback: "failed")
+            }
+        }
+        return copy
+    }
 }
