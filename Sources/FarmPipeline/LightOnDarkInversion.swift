@@ -19,6 +19,10 @@ enum LightOnDarkInversion {
     static let dark: UInt8 = 128
     /// How far a letter's gray stands out from the ground's.
     static let contrast = 60
+    /// The share of a region's edge pixels that must be ground.
+    static let framedShare = 0.9
+    /// The longer side of the copy the regions are looked for on.
+    static let detectionSide = 1000
 
     /// `gray` (8-bit, owned by the caller and changed in place) with its light-on-dark regions inverted; returns
     /// the boxes inverted.
@@ -26,7 +30,14 @@ enum LightOnDarkInversion {
         let width = gray.width, height = gray.height
         let half = max(5, min(width, height) / 160)
         guard min(width, height) > 4 * half else { return [] }
-        var candidates = try gray.denseDarkBoxes(halfWindow: half, density: density)
+        // Found on a copy at most `detectionSide` pixels on its longer side (the regions are large, and the mean
+        // over a window costs the page's size), the boxes scaled back.
+        let reduction = min(1, Double(detectionSide) / Double(max(width, height)))
+        let reducedHalf = max(2, Int((Double(half) * reduction).rounded()))
+        let seen = reduction < 1 ? try gray.resampled(by: reduction) : gray
+        var candidates = try seen.denseDarkBoxes(halfWindow: reducedHalf, density: density)
+            .map { Box(x: Int(Double($0.x) / reduction), y: Int(Double($0.y) / reduction),
+                       width: Int((Double($0.width) / reduction).rounded(.up)), height: Int((Double($0.height) / reduction).rounded(.up))) }
             .filter { $0.height >= half && $0.width >= 4 * half }
             // The mean spreads a region's edge over half a window: grown back by that much.
             .map { Box(x: max(0, $0.x - half), y: max(0, $0.y - half),
@@ -52,6 +63,16 @@ enum LightOnDarkInversion {
                 let lighter = histogram[min(255, ground + contrast)...].reduce(0, +)
                 let darker = ground - contrast >= 0 ? histogram[...(ground - contrast)].reduce(0, +) : 0
                 guard lightShare.contains(Double(lighter) / Double(area)), darker * 4 < lighter else { continue }
+                // The ground frames its letters: a band's edges are ground all round. A line of heavy bold print
+                // is dense too, but the paper between its letters runs out to its edges.
+                var edge = 0, edgeGround = 0
+                func visit(_ x: Int, _ y: Int) {
+                    edge += 1
+                    if Int(pixels[y * bytesPerRow + (x ^ 3)]) < ground + contrast { edgeGround += 1 }
+                }
+                for x in box.x..<(box.x + box.width) { visit(x, box.y); visit(x, box.y + box.height - 1) }
+                for y in box.y..<(box.y + box.height) { visit(box.x, y); visit(box.x + box.width - 1, y) }
+                guard Double(edgeGround) >= framedShare * Double(edge) else { continue }
                 for y in box.y..<(box.y + box.height) {
                     let row = y * bytesPerRow
                     for x in box.x..<(box.x + box.width) { pixels[row + (x ^ 3)] = 255 - pixels[row + (x ^ 3)] }
