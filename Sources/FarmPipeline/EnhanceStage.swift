@@ -4,6 +4,10 @@ import Leptonica
 /// enhance: flattens lighting and shadows, whitens the background and restores contrast. The OCR reads the
 /// flattened gray page; the image kept for the PDF is in the chosen mode (color, gray, or black and white).
 ///
+/// Light text on dark ground (slides, reverse-video bands, dark table headers) is inverted first
+/// (`LightOnDarkInversion`): flattening would take such a region for paper in shadow and whiten it, letters and
+/// all. The page kept for the PDF has those regions turned back, light on dark.
+///
 /// The paper's brightness at each point is estimated on a quarter-size copy (a gray closing wide enough to erase
 /// text, then a box blur), and the page is divided by it: paper becomes white under any light or shadow. Then
 /// the levels are stretched (the darkest half percent to black, the 90th percentile, paper, to white), and a thin
@@ -18,10 +22,12 @@ public struct EnhanceStage: PageStage {
             let page = try Self.grayCopy(image)
             let inverted = try LightOnDarkInversion.invert(page)
             let flattened = try Self.flatten(owned: page, resolution: image.resolution)
+            // The page as people see it has its bands light on dark: the kept picture has them turned back.
+            let seen = inverted.isEmpty ? flattened : try LightOnDarkInversion.turnedBack(flattened, inverted)
             switch mode {
             // What is read is what is kept, unless reading needed regions inverted.
-            case .gray: context.keptImage = inverted.isEmpty ? nil : try Self.flatten(image)
-            case .bw: context.keptImage = try (inverted.isEmpty ? flattened : try Self.flatten(image)).sauvolaBinarized()
+            case .gray: context.keptImage = inverted.isEmpty ? nil : seen
+            case .bw: context.keptImage = try seen.sauvolaBinarized()
             case .color: context.keptImage = image
             }
             context.record(name, .object([("mode", JSON(mode.rawValue)), ("inverted_regions", JSON(inverted.count))]))

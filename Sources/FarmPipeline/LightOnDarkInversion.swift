@@ -83,6 +83,20 @@ enum LightOnDarkInversion {
         return inverted
     }
 
+    /// A copy of the 8-bit `image` with `boxes` inverted (the regions `invert` turned, turned back).
+    static func turnedBack(_ image: Pix, _ boxes: [Box]) throws(LeptonicaError) -> Pix {
+        let copy = try image.copy()
+        copy.withGrayBytes { pixels, bytesPerRow in
+            for box in boxes {
+                for y in box.y..<min(copy.height, box.y + box.height) {
+                    let row = y * bytesPerRow
+                    for x in box.x..<min(copy.width, box.x + box.width) { pixels[row + (x ^ 3)] = 255 - pixels[row + (x ^ 3)] }
+                }
+            }
+        }
+        return copy
+    }
+
     /// Boxes that overlap joined into one, until none do (so no pixel is inverted twice).
     static func merged(_ boxes: [Box]) -> [Box] {
         var boxes = boxes

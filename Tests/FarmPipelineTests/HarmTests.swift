@@ -54,10 +54,18 @@ struct HarmTests {
         for y in top...bottom {
             for x in 0..<pixels.width { pixels[x, y] = UInt8(90 + (255 - Int(pixels[x, y])) * 160 / 255) }
         }
-        let (text, findings) = try Self.read(try Pix(gray: pixels))
+        let banded = try Pix(gray: pixels)
+        let (text, findings) = try Self.read(banded)
         let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text)
         #expect(cer < 0.05, "CER \(cer): \(text)")
         #expect(findings["enhance"]?["inverted_regions"]?.intValue == 1, "\(findings.rendered)")
+        // The picture kept for the PDF shows the band as it is printed: dark.
+        var context = PageContext(originalWidth: banded.width, originalHeight: banded.height, resolution: 0)
+        _ = try EnhanceStage(mode: .gray).run(banded, &context)
+        let kept = try #require(context.keptImage).grayPixels()
+        let middle = (top + bottom) / 2
+        let row = (0..<kept.width).map { Int(kept[$0, middle]) }
+        #expect(row.reduce(0, +) / row.count < 128)
     }
 
     @Test("an ordinary page has nothing inverted")
