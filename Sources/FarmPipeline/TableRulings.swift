@@ -36,6 +36,7 @@ enum TableRulings {
         let ink = try image.grayPixels()
         let gap = max(8, Int(4 * xHeight))
         let found = ruled.map { extendedDown($0, ink, gap: gap) }
+        // Rules too light to paint out leave nothing to tell a chart by (its light frame is in the way): kept.
         guard lines.pixels > 0 else { return (image, found, 0) }
         let cleaned = try image.whitened(through: lines.mask, within: found)
         // A chart's frame is ruled too: a table holds text, a chart curves and bars (ink in pieces far taller than

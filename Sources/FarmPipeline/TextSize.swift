@@ -24,6 +24,8 @@ public enum TextSize {
     /// The share of all glyph-like components within ±1 px of a height for it to count as a text size of its
     /// own, not punctuation or noise.
     static let smallShare = 0.08
+    /// Small text is at least this fraction of the body text's size.
+    static let smallestShare = 1.0 / 3
 
     /// Measures the x-height of `image` (any depth). Nil when there is too little text.
     public static func estimate(_ image: Pix) throws(LeptonicaError) -> Estimate? {
@@ -35,7 +37,9 @@ public enum TextSize {
         let binary = try small.sauvolaBinarized(window: 8, factor: 0.34).grayPixels()
         let heights = componentHeights(binary)
         guard let (height, support) = mode(heights, minimum: 4, maximum: 120), support >= 20 else { return nil }
-        let smallHeight = smallest(heights, minimum: 4, below: height, share: smallShare) ?? height
+        // Small text is looked for down to a third of the body's size: smaller specks (dots, commas, thermal-print
+        // noise) are common enough to pass for text, and would hold every reduction back.
+        let smallHeight = smallest(heights, minimum: max(4, Int(height * smallestShare)), below: height, share: smallShare) ?? height
         return Estimate(xHeight: height / factor, support: support, smallXHeight: smallHeight / factor)
     }
 
