@@ -22,14 +22,21 @@ enum TableRulings {
     /// `image` with the ruling lines inside its tables painted out (the same image when it has no table), the
     /// tables, and how many pixels of rules the page has (0 when it has no table).
     static func removed(from image: Pix) throws(LeptonicaError) -> (image: Pix, tables: [Box], pixels: Int) {
+        // A first look with the page's own length limit: most pages have no long rule, and they are done without
+        // measuring their text (what costs most here).
+        let pageLength = max(minimumLength, Int(Double(min(image.width, image.height)) * lengthFraction))
+        // Its thickness limit is loose (an enlarged page's rules are thick): this look only decides whether to go on.
+        var light = try image.rulingLines(length: pageLength, thickness: max(3, min(image.width, image.height) / 10),
+                                          threshold: ruleThreshold)
+        guard !tables(light.horizontal, width: image.width, height: image.height).isEmpty else { return (image, [], 0) }
         let xHeight = try TextSize.estimate(image)?.xHeight ?? 0
-        let length = max(minimumLength, Int(Double(min(image.width, image.height)) * lengthFraction), Int(xHeights * xHeight))
+        let length = max(pageLength, Int(xHeights * xHeight))
         let thickness = max(3, length / 4)
         // Tables are found by their rules drawn in light gray too; only the darker rules are painted out (the
         // light ones do not disturb the layout analysis, and whitening them takes the anti-aliased edges of
         // glyphs that touch them), and only inside tables: elsewhere a long line is a fraction bar, an underline
         // or a diagram's box, and the page reads better with it (measured on docbank-sample).
-        let light = try image.rulingLines(length: length, thickness: thickness, threshold: ruleThreshold)
+        light = try image.rulingLines(length: length, thickness: thickness, threshold: ruleThreshold)
         let ruled = tables(light.horizontal, width: image.width, height: image.height)
         guard !ruled.isEmpty else { return (image, [], 0) }
         let lines = try image.rulingLines(length: length, thickness: thickness, threshold: inkThreshold)
