@@ -4,6 +4,10 @@ import Leptonica
 /// enhance: flattens lighting and shadows, whitens the background and restores contrast. The OCR reads the
 /// flattened gray page; the image kept for the PDF is in the chosen mode (color, gray, or black and white).
 ///
+/// Light text on dark ground (slides, reverse-video bands, dark table headers) is inverted first
+/// (`LightOnDarkInversion`): flattening would take such a region for paper in shadow and whiten it, letters and
+/// all. The page kept for the PDF has those regions turned back, light on dark.
+///
 /// The paper's brightness at each point is estimated on a quarter-size copy (a gray closing wide enough to erase
 /// text, then a box blur), and the page is divided by it: paper becomes white under any light or shadow. Then
 /// the levels are stretched (the darkest half percent to black, the 90th percentile, paper, to white), and a thin
@@ -14,25 +18,39 @@ public struct EnhanceStage: PageStage {
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {
-            let flattened = try Self.flatten(image)
+            // Light-on-dark regions are inverted before flattening, which would take their dark ground for paper.
+            let page = try Self.grayCopy(image)
+            let inverted = try LightOnDarkInversion.invert(page)
+            let flattened = try Self.flatten(owned: page, resolution: image.resolution)
+            // The page as people see it has its bands light on dark: the kept picture has them turned back.
+            let seen = inverted.isEmpty ? flattened : try LightOnDarkInversion.turnedBack(flattened, inverted)
             switch mode {
-            case .gray: context.keptImage = nil   // what is read is what is kept
-            case .bw: context.keptImage = try flattened.sauvolaBinarized()
+            // What is read is what is kept, unless reading needed regions inverted.
+            case .gray: context.keptImage = inverted.isEmpty ? nil : seen
+            case .bw: context.keptImage = try seen.sauvolaBinarized()
             case .color: context.keptImage = image
             }
-            context.record(name, .object([("mode", JSON(mode.rawValue))]))
+            context.record(name, .object([("mode", JSON(mode.rawValue)), ("inverted_regions", JSON(inverted.count))]))
             return flattened
         } catch {
             throw error.failure(name)
         }
     }
 
+    /// A gray raster of our own: luminance makes a new one from color, a gray input is copied (a clone would
+    /// share its pixels with the caller's image).
+    static func grayCopy(_ image: Pix) throws(LeptonicaError) -> Pix {
+        image.depth == 32 ? try image.luminance() : try image.grayscale().copy()
+    }
+
     /// Divides by the estimated paper brightness, stretches the levels and whitens the border. Works in place on
     /// one new gray image (with the background estimate beside it), so a full page costs two page-sized rasters.
     static func flatten(_ image: Pix) throws(LeptonicaError) -> Pix {
-        // A gray raster of our own: luminance makes a new one from color, a gray input is copied (a clone would
-        // share its pixels with the caller's image).
-        let page = image.depth == 32 ? try image.luminance() : try image.grayscale().copy()
+        try flatten(owned: grayCopy(image), resolution: image.resolution)
+    }
+
+    /// `flatten` on a gray raster nobody else holds, changed in place and returned.
+    static func flatten(owned page: Pix, resolution: (x: Int, y: Int)) throws(LeptonicaError) -> Pix {
         let width = page.width, height = page.height
         // Too small to hold lighting worth flattening (and for a quarter-size background map): left as it is.
         guard min(width, height) >= 16 else { return page }
@@ -86,7 +104,7 @@ public struct EnhanceStage: PageStage {
                 }
             }
         }
-        page.setResolution(x: image.resolution.x, y: image.resolution.y)
+        page.setResolution(x: resolution.x, y: resolution.y)
         return page
     }
 }

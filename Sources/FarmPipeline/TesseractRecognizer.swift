@@ -69,8 +69,11 @@ public final class TesseractRecognizer: PageRecognizer {
                 throw PageFailure(stage: Self.stage, code: .internalError, message: "--min-text-height: \(error.description)")
             }
         }
+        let tables: [Leptonica.Box]
+        (image, tables) = try Self.tablePrepared(image)
         let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
         var result = PageResult(recognition, resolution: page.declaredResolution)
+        _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution)
         if options.level == .fast && options.secondReading {
             result.findings = .object([("second_reading", readSecondTime(&result, first: recognition, page: page, image: image,
                                                                           options: options, since: start))])

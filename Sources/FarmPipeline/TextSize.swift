@@ -1,15 +1,31 @@
 import FarmCore
 import Leptonica
 
-/// Estimates the size of the body text on a page: the x-height (height of lowercase letters without ascenders),
-/// from the most common height of the dark connected components.
+/// Estimates the size of the text on a page from the heights of its dark connected components: the body text's
+/// x-height (height of lowercase letters without ascenders) from the most common height, and the smallest text
+/// size that many glyphs share (footnotes, table cells, subscripts), so scaling can keep it readable.
 public enum TextSize {
     public struct Estimate: Sendable, Equatable {
         /// The most common glyph height, in pixels of the measured image.
         public let xHeight: Double
         /// How many components agreed with it (a handful means the estimate is weak).
         public let support: Int
+        /// The smallest glyph height with real support on the page (at least `smallShare` of the glyphs around
+        /// it): the x-height of its smallest text, at most `xHeight`.
+        public let smallXHeight: Double
+
+        public init(xHeight: Double, support: Int, smallXHeight: Double? = nil) {
+            self.xHeight = xHeight
+            self.support = support
+            self.smallXHeight = min(smallXHeight ?? xHeight, xHeight)
+        }
     }
+
+    /// The share of all glyph-like components within ±1 px of a height for it to count as a text size of its
+    /// own, not punctuation or noise.
+    static let smallShare = 0.08
+    /// Small text is at least this fraction of the body text's size.
+    static let smallestShare = 1.0 / 3
 
     /// Measures the x-height of `image` (any depth). Nil when there is too little text.
     public static func estimate(_ image: Pix) throws(LeptonicaError) -> Estimate? {
@@ -21,7 +37,10 @@ public enum TextSize {
         let binary = try small.sauvolaBinarized(window: 8, factor: 0.34).grayPixels()
         let heights = componentHeights(binary)
         guard let (height, support) = mode(heights, minimum: 4, maximum: 120), support >= 20 else { return nil }
-        return Estimate(xHeight: height / factor, support: support)
+        // Small text is looked for down to a third of the body's size: smaller specks (dots, commas, thermal-print
+        // noise) are common enough to pass for text, and would hold every reduction back.
+        let smallHeight = smallest(heights, minimum: max(4, Int(height * smallestShare)), below: height, share: smallShare) ?? height
+        return Estimate(xHeight: height / factor, support: support, smallXHeight: smallHeight / factor)
     }
 
     /// Heights of the bounding boxes of 8-connected dark components that look like glyphs.
@@ -64,6 +83,24 @@ public enum TextSize {
             }
         }
         return heights
+    }
+
+    /// The smallest value under `limit` (smoothed over ±1) that at least `share` of all the values in range fall
+    /// within ±1 of, and that is a peak of the smoothed histogram (a size of its own, not the foot of a larger one).
+    static func smallest(_ values: [Int], minimum: Int, below limit: Double, share: Double) -> Double? {
+        let top = Int(limit.rounded(.down))
+        guard top > minimum else { return nil }
+        var histogram = [Int](repeating: 0, count: top + 3)
+        var total = 0
+        for value in values where value >= minimum { total += 1; if value <= top + 1 { histogram[value] += 1 } }
+        guard total > 0 else { return nil }
+        func smoothed(_ v: Int) -> Int { histogram[v - 1] + histogram[v] + (v + 1 < histogram.count ? histogram[v + 1] : 0) }
+        for value in minimum..<top {
+            let count = smoothed(value)
+            guard Double(count) >= share * Double(total) else { continue }
+            if count >= smoothed(value + 1) && (value == minimum || count >= smoothed(value - 1)) { return Double(value) }
+        }
+        return nil
     }
 
     /// The most frequent value (smoothed over ±1), with how many samples fall within ±1 of it.
