@@ -29,9 +29,12 @@ extension OrientStage {
     /// ...and be this many confidence points surer than the page as it is (upright text reads at 80–95, turned
     /// text at 30–60 on the pages measured, so a real turn clears this by far and a close call stays put).
     static let readingMargin = 12.0
+    /// ...and be a reading the engine is sure of (Tesseract's usual bar for a confident word).
+    static let readingSure = 60.0
     /// The side of the square sample, in median glyph sizes (about a dozen lines of two dozen characters).
     static let sampleGlyphs = 22.0
-    /// Glyphs smaller than this (in pixels of the working copy) are read from a sample enlarged twice.
+    /// Glyphs smaller than this (in pixels of the working copy) are read from a sample enlarged twice: Tesseract
+    /// reads small text poorly whichever way it is turned, which hides the difference the readings measure.
     static let smallGlyph = 16.0
 
     /// The scores of a reading: letter-weighted mean confidence and the dictionary share.
@@ -54,14 +57,14 @@ extension OrientStage {
     static func decided(by readings: [CandidateReading]) -> Int {
         let unturned = readings.first { $0.turns == 0 }?.score ?? 0
         guard let best = readings.filter({ $0.characters >= readingMinimumCharacters }).max(by: { $0.score < $1.score }),
-              best.turns != 0, best.score - unturned >= readingMargin else { return 0 }
+              best.turns != 0, best.score >= readingSure, best.score - unturned >= readingMargin else { return 0 }
         return best.turns
     }
 
     /// Whether the page as it is reads clearly surer than every other orientation read.
     static func clearlyUpright(_ readings: [CandidateReading]) -> Bool {
         guard let unturned = readings.first(where: { $0.turns == 0 }),
-              unturned.characters >= readingMinimumCharacters else { return false }
+              unturned.characters >= readingMinimumCharacters, unturned.score >= readingSure else { return false }
         return readings.allSatisfy { $0.turns == 0 || unturned.score - $0.score >= readingMargin }
     }
 

@@ -2,15 +2,18 @@ import FarmCore
 import Leptonica
 import Tesseract
 
-/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright.
+/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright. A page is never turned on weak or
+/// conflicting evidence.
 ///
-/// Two judges. For alphabets with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the
-/// letters settle it: ascenders above the x-height are far commoner than descenders below it (Leptonica's
-/// pixOrientDetect), and on a page of text the evidence is overwhelming (|up| ≫ 8). When the page is expected in
-/// such an alphabet and that evidence is decisive, it decides alone, at a tenth of OSD's cost. Otherwise
-/// Tesseract's orientation and script detection (OSD), which knows every script but often mistakes upside-down
-/// for upright on short or noisy pages, proposes a turn, applied when its confidence reaches the threshold (a
-/// higher one for 180°); if OSD is sure the script is such an alphabet after all, decisive letter shapes win.
+/// Three judges. For alphabets with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the
+/// letters are cheap evidence: ascenders above the x-height are far commoner than descenders below it (Leptonica's
+/// pixOrientDetect). When the page is expected in such an alphabet and they decisively say it is upright, that
+/// ends it, at a tenth of OSD's cost; they can be decisively wrong (a reference list of capitals and digits read
+/// as sideways), so they never turn a page alone. Otherwise Tesseract's orientation and script detection (OSD),
+/// which knows every script but often mistakes upside-down for upright on short or noisy pages, is asked too. When
+/// both agree, or OSD is sure (a higher bar for 180°) in a script the page's languages can have and the shapes do
+/// not lean against it, that is the answer. Else a sample of the page is read in each candidate orientation
+/// (OrientStage+Reading) and the surest reading wins; with no clear winner the page stays as it is.
 public struct OrientStage: PageStage {
     public let name = "orient"
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
@@ -98,9 +101,8 @@ public struct OrientStage: PageStage {
                 let lean = shapesApply ? shapes.flatMap { Self.leaning(up: $0.up, left: $0.left) } : nil
                 if shapesApply, let decisiveShapes, decisiveShapes == osdTurns {
                     agreed = (decisiveShapes, "letter-shapes")
-                } else if osdSure, let osdTurns, decisiveShapes == nil || !shapesApply, lean == nil || lean == osdTurns || osdTurns == 0 {
-                    // OSD sure, in a script the page can have, and the shapes not against it (or against only a
-                    // turn OSD does not make).
+                } else if osdSure, let osdTurns, decisiveShapes == nil || !shapesApply, lean == nil || lean == osdTurns {
+                    // OSD sure, in a script the page can have, and the shapes not against it.
                     agreed = (osdTurns, "osd")
                 }
                 // The shapes' evidence names an axis more often than a direction (a table of figures has few
