@@ -26,11 +26,11 @@ extension OrientStage {
 
     /// A winner must read at least this many letters and digits...
     static let readingMinimumCharacters = 12
-    /// ...and be this many confidence points surer than the page as it is (upright text reads at 80–95, turned
-    /// text at 30–60 on the pages measured, so a real turn clears this by far and a close call stays put).
+    /// ...and be this many confidence points surer than every other orientation read (upright text reads at
+    /// 50–95, turned text at 10–45 on the pages measured, so a real turn clears this and a close call stays put)...
     static let readingMargin = 12.0
-    /// ...and be a reading the engine is sure of (Tesseract's usual bar for a confident word).
-    static let readingSure = 60.0
+    /// ...and be a reading the engine is more sure of than not (receipts and tables read upright at 50–60).
+    static let readingSure = 50.0
     /// The side of the square sample, in median glyph sizes (about a dozen lines of two dozen characters).
     static let sampleGlyphs = 22.0
     /// Glyphs smaller than this (in pixels of the working copy) are read from a sample enlarged twice: Tesseract
@@ -52,20 +52,24 @@ extension OrientStage {
                                 dictionaryShare: characters > 0 ? Double(fromDictionary) / Double(characters) : 0)
     }
 
-    /// The quarter turns the readings support: the surest one when it is clearly surer than leaving the page as
-    /// it is, else 0.
+    /// The quarter turns the readings support: a clear winner (sure, and surer than every other orientation read
+    /// by the margin), else 0.
     static func decided(by readings: [CandidateReading]) -> Int {
-        let unturned = readings.first { $0.turns == 0 }?.score ?? 0
-        guard let best = readings.filter({ $0.characters >= readingMinimumCharacters }).max(by: { $0.score < $1.score }),
-              best.turns != 0, best.score >= readingSure, best.score - unturned >= readingMargin else { return 0 }
+        guard let best = winner(readings), best.turns != 0 else { return 0 }
         return best.turns
+    }
+
+    /// The reading that is sure and clearly surer than all the others; nil when there is none.
+    static func winner(_ readings: [CandidateReading]) -> CandidateReading? {
+        guard let best = readings.filter({ $0.characters >= readingMinimumCharacters }).max(by: { $0.score < $1.score }),
+              best.score >= readingSure,
+              readings.allSatisfy({ $0.turns == best.turns || best.score - $0.score >= readingMargin }) else { return nil }
+        return best
     }
 
     /// Whether the page as it is reads clearly surer than every other orientation read.
     static func clearlyUpright(_ readings: [CandidateReading]) -> Bool {
-        guard let unturned = readings.first(where: { $0.turns == 0 }),
-              unturned.characters >= readingMinimumCharacters, unturned.score >= readingSure else { return false }
-        return readings.allSatisfy { $0.turns == 0 || unturned.score - $0.score >= readingMargin }
+        readings.count > 1 && winner(readings)?.turns == 0
     }
 
     /// The part of `binary` (1-bit working copy) to read: a square about `sampleGlyphs` glyphs on a side where

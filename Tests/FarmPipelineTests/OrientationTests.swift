@@ -43,7 +43,9 @@ struct OrientationTests {
         ([(0, 40.0, 200), (2, 85.0, 210)], 2),   // clearly surer turned: turn
         ([(0, 80.0, 200), (2, 85.0, 210)], 0),   // close call: leave the page
         ([(0, 20.0, 200), (1, 90.0, 5)], 0),     // too little read to trust
-        ([(0, 41.0, 109), (3, 56.7, 55)], 0),    // surer, but not a reading to be sure of (a table read badly every way)
+        ([(0, 41.0, 109), (1, 45.6, 41), (3, 56.7, 55)], 0),  // no clear winner (a table read badly every way)
+        ([(0, 30.0, 109), (3, 45.0, 55)], 0),    // surer, but not a reading to be sure of
+        ([(0, 18.7, 123), (1, 33.6, 138), (2, 53.6, 147)], 2),  // a faded receipt: sure enough, clearly surest
         ([(0, 85.0, 200), (1, 20.0, 150), (3, 30.0, 150)], 0),
         ([(0, 25.0, 60), (1, 20.0, 150), (3, 78.0, 340)], 3),
     ] as [([(Int, Double, Int)], Int)])
