@@ -2,15 +2,18 @@ import FarmCore
 import Leptonica
 import Tesseract
 
-/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright.
+/// orient: turns the page by 0, 90, 180 or 270 degrees so its text is upright. A page is never turned on weak or
+/// conflicting evidence.
 ///
-/// Two judges. For alphabets with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the
-/// letters settle it: ascenders above the x-height are far commoner than descenders below it (Leptonica's
-/// pixOrientDetect), and on a page of text the evidence is overwhelming (|up| ≫ 8). When the page is expected in
-/// such an alphabet and that evidence is decisive, it decides alone, at a tenth of OSD's cost. Otherwise
-/// Tesseract's orientation and script detection (OSD), which knows every script but often mistakes upside-down
-/// for upright on short or noisy pages, proposes a turn, applied when its confidence reaches the threshold (a
-/// higher one for 180°); if OSD is sure the script is such an alphabet after all, decisive letter shapes win.
+/// Three judges. For alphabets with ascenders and descenders (Latin, Cyrillic, Greek, Fraktur), the shapes of the
+/// letters are cheap evidence: ascenders above the x-height are far commoner than descenders below it (Leptonica's
+/// pixOrientDetect). When the page is expected in such an alphabet and they decisively say it is upright, that
+/// ends it, at a tenth of OSD's cost; they can be decisively wrong (a reference list of capitals and digits read
+/// as sideways), so they never turn a page alone. Otherwise Tesseract's orientation and script detection (OSD),
+/// which knows every script but often mistakes upside-down for upright on short or noisy pages, is asked too. When
+/// both agree, or OSD is sure (a higher bar for 180°) in a script the page's languages can have and the shapes do
+/// not lean against it, that is the answer. Else a sample of the page is read in each candidate orientation
+/// (OrientStage+Reading) and the surest reading wins; with no clear winner the page stays as it is.
 public struct OrientStage: PageStage {
     public let name = "orient"
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
@@ -48,21 +51,29 @@ public struct OrientStage: PageStage {
             var findings: [(String, JSON)] = []
             var turns = 0
             var method = "none"
-            // Letter shapes first when the page is expected in an alphabet: about a tenth of OSD's cost, and when
-            // they are decisive they are right where OSD is not.
+            // Letter shapes first when the page is expected in an alphabet: about a tenth of OSD's cost. Decisive
+            // shapes that say the page is upright end it there; a turn needs a second judge, since shapes can be
+            // decisively wrong (a reference list read as turned sideways, |left| = 10).
             let expectsAlphabet = !LanguagePlan(context.languages).isUnspaced
-            let shapes = try? sample.binarized(threshold: 160).textOrientationEvidence()
+            let binary = try? sample.binarized(threshold: 160)
+            let shapes = try? binary?.textOrientationEvidence()
             if let shapes {
                 findings.append(("letter_shapes", .object([("up", .rounded(shapes.up)), ("left", .rounded(shapes.left))])))
             }
-            if expectsAlphabet, let shapes, let decided = Self.turns(up: shapes.up, left: shapes.left) {
-                turns = decided
+            let decisiveShapes = shapes.flatMap { Self.turns(up: $0.up, left: $0.left) }
+            if expectsAlphabet, decisiveShapes == 0 {
                 method = "letter-shapes"
             } else {
+                var shapesApply = expectsAlphabet
+                var agreed: (turns: Int, method: String)?
+                // Turns a judge proposes with some weight; read when the judges do not agree.
+                var proposals: [Int] = []
                 // OSD reads ~1500 px plenty well, and much faster than a full scan.
                 let osdFactor = min(1, 1500 / (long * factor))
                 let osdInput = osdFactor < 1 ? try sample.resampled(by: osdFactor) : sample
                 let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
+                var osdTurns: Int?
+                var osdSure = false
                 do throws(TesseractError) {
                     guard let osdEngine = try detector.detector() else {
                         throw TesseractError(.initialization, "the OSD model (osd.traineddata) is not installed")
@@ -70,22 +81,59 @@ public struct OrientStage: PageStage {
                     let osd = try osdEngine.detect(osdInput, resolution: resolution)
                     findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
                                  ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
+                    let scriptKnown = osd.scriptConfidence >= Self.scriptConfidenceNeeded
+                    // A script the page's languages cannot have means OSD misread the page (an upright English
+                    // table called upside-down Greek): its turn is then only a candidate.
+                    let scriptPossible = !scriptKnown || Self.canHave(script: osd.script, languages: context.languages)
+                    if scriptKnown && Self.letterShapeScripts.contains(osd.script) { shapesApply = true }
+                    if !scriptPossible { findings.append(("script_impossible", true)) }
                     // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its
                     // weakest (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5+).
                     let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
+                    osdTurns = osd.rotation / 90
                     if osd.confidence >= needed {
-                        turns = osd.rotation / 90
-                        method = "osd"
-                    }
-                    // OSD sure of an alphabet on a page expected in another script: the letter shapes decide.
-                    if osd.scriptConfidence >= Self.scriptConfidenceNeeded, Self.letterShapeScripts.contains(osd.script),
-                       let shapes, let decided = Self.turns(up: shapes.up, left: shapes.left)
-                    {
-                        turns = decided
-                        method = "letter-shapes"
+                        proposals.append(osd.rotation / 90)
+                        osdSure = scriptPossible
                     }
                 } catch {
                     findings.append(("osd_error", JSON(error.message)))
+                }
+                let lean = shapesApply ? shapes.flatMap { Self.leaning(up: $0.up, left: $0.left) } : nil
+                if shapesApply, let decisiveShapes, decisiveShapes == osdTurns {
+                    agreed = (decisiveShapes, "letter-shapes")
+                } else if osdSure, let osdTurns, decisiveShapes == nil || !shapesApply, lean == nil || lean == osdTurns {
+                    // OSD sure, in a script the page can have, and the shapes not against it.
+                    agreed = (osdTurns, "osd")
+                }
+                // The shapes' evidence names an axis more often than a direction (a table of figures has few
+                // ascenders, and its rules and digits can tip the sign): a lean proposes both sides of its axis.
+                if let lean { proposals += lean % 2 == 1 ? [1, 3] : [0, 2] }
+                // OSD's turn is a candidate even when it is unsure.
+                if let osdTurns { proposals.append(osdTurns) }
+                if let agreed {
+                    (turns, method) = agreed
+                } else {
+                    // Weak or conflicting evidence: read a sample each way; no clear winner leaves the page.
+                    method = "reading"
+                    if let binary, let engine = detector.sampleReader.engine(for: context.languages) {
+                        let readingResolution = context.resolution > 0 ? Int(Double(context.resolution) * factor) : nil
+                        let proposed = Set(proposals).subtracting([0]).sorted()
+                        let first = proposed.isEmpty ? [0, 1, 2, 3] : [0] + proposed
+                        // First the proposed turns; when they leave no clear answer (the judges can both be wrong:
+                        // shapes have named the wrong axis), the rest, so that every orientation has been read.
+                        var readings = try Self.readings(of: sample, binary: binary, candidates: first,
+                                                         engine: engine, resolution: readingResolution)
+                        turns = Self.decided(by: readings)
+                        let rest = [1, 2, 3].filter { !first.contains($0) }
+                        if turns == 0, !rest.isEmpty, !readings.isEmpty, !Self.clearlyUpright(readings) {
+                            readings += try Self.readings(of: sample, binary: binary, candidates: rest,
+                                                          engine: engine, resolution: readingResolution)
+                            turns = Self.decided(by: readings)
+                        }
+                        findings.append(("readings", .array(readings.map(\.json))))
+                    } else {
+                        findings.append(("reading_error", JSON("no engine for \(context.languages.joined(separator: "+"))")))
+                    }
                 }
             }
             let rotation = turns * 90
@@ -125,6 +173,8 @@ public final class LazyOrientationDetector {
     private var made: OrientationDetector?
     private var tried = false
     private var failure: TesseractError?
+    /// The engine that reads samples when the judges disagree (made on the first such page).
+    let sampleReader = SampleReader()
 
     /// A detector made on first use, when the OSD model is installed.
     public init() {}
