@@ -18,7 +18,7 @@ import Glibc
 /// 4. Those are scored again, late: color contrast across each side, the weakest side, a soft preference for
 ///    document shapes; the best is refined on the full-resolution image (per side, the strongest step into the
 ///    brighter side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners).
-/// 5. When no hypothesis is sure and the frame is not a scan, steps 1–4 are run again at a lower edge threshold
+/// 5. When there are hypotheses but none is sure, and the frame is not a scan, steps 1–4 are run again at a lower edge threshold
 ///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
 /// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
 /// threshold, or with no quadrilateral at all, the frame is the page.
@@ -83,12 +83,13 @@ public enum DocumentDetector {
         // edges and more lines. Weak edges bring clutter too, so the second look's hypothesis must be clearly more
         // convincing to replace the first one (measured on MIDV-500: the cards it finds gain 0.3 or more, while a
         // blurred hand-held card swapped for a worse quadrilateral at +0.09).
-        // A frame bordered by blank paper is a scan, where nothing faint needs looking for.
+        // Only where the first look found some quadrilateral: where it found none (a page that fills the photo),
+        // weak edges would only outline its print (tables, text blocks: five such photos in phone-scan-ru-sample
+        // and ocrd-degraded-and-camera were cropped when they did), and a frame bordered by blank paper is a scan.
         let flatness = try flatPageConfidence(coarse)
-        if (chosen?.confidence ?? 0) < sureConfidence, flatness < flatPageForBox {
+        if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
-            if let second = search(faint, lines: faintLineCount),
-               second.confidence >= (chosen.map { $0.confidence + secondLookMargin } ?? 0) {
+            if let second = search(faint, lines: faintLineCount), second.confidence >= first + secondLookMargin {
                 chosen = second
             }
         }
