@@ -29,7 +29,7 @@ public enum DocumentDetector {
     /// The second look's edge threshold: a step of about 5% in brightness (a white card on white paper).
     static let faintEdgeThreshold: Float = 0.012
     /// The second look's line count: weak edges bring more clutter, so the document's sides rank lower.
-    static let faintLineCount = 64
+    static let faintLineCount = 48
     /// Below this confidence the first look is not sure enough to skip the second one.
     static let sureConfidence = 0.7
     /// By how much the second look's hypothesis must beat the first look's to replace it.
