@@ -41,7 +41,9 @@ extension DocumentDetector {
         }
 
         /// A Hough line with its support profile: a sample is supported when an edge pixel within 2 px has its
-        /// bright side toward the line's normal (within 20°).
+        /// bright side toward the line's normal or straight away from it (within 20°). A card's edge can change
+        /// polarity along its length (lighter than a green bag, darker than the white paper beside it), and only
+        /// the line itself needs one bright side.
         init(line: Line, maps: [EdgeMap]) {
             let width = maps[0].width, height = maps[0].height
             normal = line.normal
@@ -63,7 +65,7 @@ extension DocumentDetector {
                         var difference = (map.direction[i] - Float(degrees)).truncatingRemainder(dividingBy: 360)
                         if difference > 180 { difference -= 360 }
                         if difference < -180 { difference += 360 }
-                        if abs(difference) < 20 { found = true; break }
+                        if abs(difference) < 20 || abs(difference) > 160 { found = true; break }
                     }
                 }
                 supported[index + 1] = supported[index] + (found ? 1 : 0)

@@ -62,6 +62,19 @@ struct DetectionTests {
         #expect(flat.width != image.width || flat.height != image.height)
     }
 
+    @Test("a light card on a white printed box, its sides a few gray levels high, is found by the second look")
+    func faintCard() throws {
+        // The card's top and right sides are steps of about 15 gray levels against white cardboard whose blue
+        // lines and print make stronger edges; the frame's border is part paper, part hand and plastic bag.
+        let frame = "midv500_14_04"
+        let image = try Pix(contentsOfFile: Fixtures.path("midv500/\(frame).jpg"))
+        let found = try detect(image)
+        #expect(!found.isFullFrame)
+        #expect(found.confidence >= RectifyStage.minimumConfidence)
+        let iou = clippedIoU(found.corners.corners, try truth(frame), width: image.width, height: image.height)
+        #expect(iou >= 0.95, "IoU \(iou): \(found.corners)")
+    }
+
     /// A gray desk with a lighter quadrilateral `step` gray levels above it.
     func desk(step: Int) throws -> (image: Pix, corners: [Point]) {
         var pixels = GrayPixels(width: 800, height: 600, value: 100)
