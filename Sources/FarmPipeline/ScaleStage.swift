@@ -24,9 +24,12 @@ public struct ScaleStage: PageStage {
     /// The factor for body text of x-height `estimate.xHeight` whose smallest text is `estimate.smallXHeight`: the
     /// body brought to `target`, but a reduction only as far as the smallest text stays readable (small text never
     /// makes a page larger: a page's dots and commas can pass for it).
-    static func factor(for estimate: TextSize.Estimate, target: Double) -> Double {
+    /// The floor is for alphabets only: an ideograph breaks into several connected pieces (radicals, strokes), whose
+    /// small heights are parts of the body text, not small text (with the floor, the sample Chinese page was read at
+    /// 25 px ideographs instead of 21 and 己 became 已).
+    static func factor(for estimate: TextSize.Estimate, target: Double, unspaced: Bool = false) -> Double {
         let body = min(maximumFactor, target / estimate.xHeight)
-        guard body < 1 else { return body }
+        guard body < 1, !unspaced else { return max(0.3, body) }
         let floor = min(1, minimumXHeight / estimate.smallXHeight)
         return max(0.3, body, floor)
     }
@@ -39,7 +42,7 @@ public struct ScaleStage: PageStage {
             }
             let unspaced = LanguagePlan(context.languages).isUnspaced
             let target = unspaced ? Self.targetIdeographHeight : Self.targetXHeight
-            let factor = Self.factor(for: estimate, target: target)
+            let factor = Self.factor(for: estimate, target: target, unspaced: unspaced)
             let apply = abs(factor - 1) > Self.tolerance
             context.record(name, .object([("x_height", .rounded(estimate.xHeight, places: 1)),
                                           ("small_x_height", .rounded(estimate.smallXHeight, places: 1)), ("factor", .rounded(factor, places: 3)),

@@ -14,13 +14,6 @@ extension Pix {
         let level = Int32(min(255, max(1, (density * 255).rounded())))
         let sparse = try Pix.make("pixThresholdToBinary", pixThresholdToBinary(mean.pointer, level))
         let dense = try Pix.make("pixInvert", pixInvert(nil, sparse.pointer))
-        var boxes: UnsafeMutablePointer<BOXA>? = pixConnCompBB(dense.pointer, 8)
-        guard boxes != nil else { throw LeptonicaError.captured("pixConnCompBB", fallback: "cannot find components") }
-        defer { boxaDestroy(&boxes) }
-        return (0..<boxaGetCount(boxes)).compactMap { index in
-            var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
-            guard boxaGetBoxGeometry(boxes, index, &x, &y, &w, &h) == 0 else { return nil }
-            return Box(x: Int(x), y: Int(y), width: Int(w), height: Int(h))
-        }
+        return try dense.connectedComponentBoxes()
     }
 }

@@ -115,7 +115,12 @@ extension Pix {
         LeptonicaLibrary.prepare()
         guard depth == 1 else { throw LeptonicaError("componentBoxes", message: "needs a 1-bit image, not \(depth)-bit") }
         let grown = try Pix.make("pixDilateBrick", pixDilateBrick(nil, pointer, Int32(max(1, width)), Int32(max(1, height))))
-        var boxes: UnsafeMutablePointer<BOXA>? = pixConnCompBB(grown.pointer, 8)
+        return try grown.connectedComponentBoxes()
+    }
+
+    /// The bounding boxes of the 8-connected foreground components of this 1-bit image.
+    func connectedComponentBoxes() throws(LeptonicaError) -> [Box] {
+        var boxes: UnsafeMutablePointer<BOXA>? = pixConnCompBB(self.pointer, 8)
         guard boxes != nil else { throw LeptonicaError.captured("pixConnCompBB", fallback: "cannot find components") }
         defer { boxaDestroy(&boxes) }
         return (0..<boxaGetCount(boxes)).compactMap { index in
