@@ -337,9 +337,10 @@ struct ReportingTests {
         // result or the loss of the silent worker), none recorded.
         let report = try json(["status", "--store", farm.storePath, "--json"])
         #expect(report["coordinator"]?["superseded"]?.intValue ?? 0 >= leased.count, "\(report)")
-        // Real Tesseract results give the recognize stage's time.
+        // Real Tesseract results give the recognize stage's time (phototest reads in 90-100 ms on an idle machine, so
+        // the bar only tells a real reading from the none engine's zero; 100 had failed on a quiet run at 97.5).
         let recognize = report["stage_times"]?["stages"]?.arrayValue?.first { $0["stage"]?.stringValue == "recognize" }
-        #expect(recognize?["p95_ms"]?.doubleValue ?? 0 > 100, "\(report)")
+        #expect(recognize?["p95_ms"]?.doubleValue ?? 0 > 20, "\(report)")
     }
 }
 
