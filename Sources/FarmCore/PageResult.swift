@@ -364,21 +364,29 @@ extension Rect {
 extension PageResult {
     /// The same reading with every box in an image scaled by `factor`.
     public func boxesScaled(by factor: Double) -> PageResult {
+        boxesTransformed(width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded())) {
+            $0.scaled(by: factor)
+        }
+    }
+
+    /// The same reading in a `width` × `height` image, with every box (block, paragraph, line, word) put through
+    /// `transform`.
+    public func boxesTransformed(width: Int, height: Int, _ transform: (Rect) -> Rect) -> PageResult {
         var result = self
-        result.width = Int((Double(width) * factor).rounded())
-        result.height = Int((Double(height) * factor).rounded())
+        result.width = width
+        result.height = height
         result.blocks = blocks.map { block in
             var block = block
-            block.box = block.box.scaled(by: factor)
+            block.box = transform(block.box)
             block.paragraphs = block.paragraphs.map { paragraph in
                 var paragraph = paragraph
-                paragraph.box = paragraph.box.scaled(by: factor)
+                paragraph.box = transform(paragraph.box)
                 paragraph.lines = paragraph.lines.map { line in
                     var line = line
-                    line.box = line.box.scaled(by: factor)
+                    line.box = transform(line.box)
                     line.words = line.words.map { word in
                         var word = word
-                        word.box = word.box.scaled(by: factor)
+                        word.box = transform(word.box)
                         return word
                     }
                     return line

@@ -245,30 +245,6 @@ extension Rect {
 extension PageResult {
     /// The same reading with every box mapped through `h` into a `width` × `height` image.
     func boxesMapped(through h: Homography, width: Int, height: Int) -> PageResult {
-        var result = self
-        result.width = width
-        result.height = height
-        result.blocks = blocks.map { block in
-            var block = block
-            block.box = block.box.mapped(through: h, width: width, height: height)
-            block.paragraphs = block.paragraphs.map { paragraph in
-                var paragraph = paragraph
-                paragraph.box = paragraph.box.mapped(through: h, width: width, height: height)
-                paragraph.lines = paragraph.lines.map { line in
-                    var line = line
-                    line.box = line.box.mapped(through: h, width: width, height: height)
-                    line.words = line.words.map { word in
-                        var word = word
-                        word.box = word.box.mapped(through: h, width: width, height: height)
-                        return word
-                    }
-                    return line
-                }
-                return paragraph
-            }
-            return block
-        }
-        return result
+        boxesTransformed(width: width, height: height) { $0.mapped(through: h, width: width, height: height) }
     }
 }
-
