@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CQPDF", path: "Sources/CQPDF", providers: [.apt(["libqpdf-dev"])]),
         .systemLibrary(name: "CJemalloc", path: "Sources/CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
         .systemLibrary(name: "CICU", path: "Sources/CICU", providers: [.apt(["libicu-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
 
         // Wrappers: the only importers of the C modules; they own every C pointer.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -26,6 +27,7 @@ let package = Package(
         .target(name: "QPDF", dependencies: ["CQPDF"]),
         .target(name: "Allocator", dependencies: ["CJemalloc"]),
         .target(name: "ICU", dependencies: ["CICU"]),
+        .target(name: "Crypto", dependencies: ["CCrypto"]),
 
         // Domain.
         .target(name: "FarmCore"),
@@ -36,7 +38,7 @@ let package = Package(
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
         .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
-        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline"]),
+        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
 
@@ -60,6 +62,7 @@ let package = Package(
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),

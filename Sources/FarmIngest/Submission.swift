@@ -1,3 +1,4 @@
+import Crypto
 import FarmCore
 import FarmPipeline
 import FarmStore

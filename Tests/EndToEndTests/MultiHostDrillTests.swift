@@ -11,15 +11,16 @@ struct MultiHostDrillTests {
         output.split(separator: "\n").first { $0.hasPrefix(label + ": ") }.map { String($0.dropFirst(label.count + 2)) }
     }
 
-    @Test("link cut, rejoin and a coordinator SIGKILL mid-batch: no page lost or done twice, the store intact")
+    @Test("link cut, rejoin and a coordinator SIGKILL mid-batch: no page lost or done twice, the store intact",
+          .enabled(if: Capabilities.canMakeNetworkNamespaces, "runs hosts in network namespaces: needs root and iproute2"))
     func drill() throws {
         let python = try #require(Run.which("python3"), "python3 runs Scripts/drill/multihost")
         let result = try Run.process(python, [Fixtures.packageRoot + "/Scripts/drill/multihost", "--binary", Fixtures.binary],
                                      environment: ["OMP_THREAD_LIMIT": "1"])
         let output = result.text
+        // The condition above says namespaces can be made here: the drill's own skip is then a failure.
         if let reason = Self.value("skipped", in: output) {
-            print("skipped: \(reason)")
-            #expect(result.status == 0)
+            Issue.record("the drill skipped itself: \(reason)")
             return
         }
         #expect(result.status == 0, "\(output)\n\(result.stderr)")

@@ -55,12 +55,10 @@ final class NamespacePair {
 
 @Suite("Workers on another host (network namespaces)")
 struct NetworkNamespaceTests {
-    @Test("a coordinator and a worker in separate network namespaces joined by a veth pair")
+    @Test("a coordinator and a worker in separate network namespaces joined by a veth pair",
+          .enabled(if: Capabilities.canMakeNetworkNamespaces, "makes network namespaces: needs root and iproute2"))
     func separateHosts() throws {
-        guard let hosts = try NamespacePair() else {
-            print("skipped: network namespaces need root and iproute2 (`ip netns add` was not allowed here)")
-            return
-        }
+        let hosts = try #require(try NamespacePair(), "`ip netns add` was not allowed")
         let farm = FarmHarness()
         let pages = try TestImages.phototestCopies(4, in: farm.folder)
         #expect(try farm.submit([pages]).status == 0)

@@ -1,0 +1,20 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What some tests need from the machine (root, iproute2, a language), as conditions for Swift Testing's
+/// `.enabled(if:)`, so that a test that cannot run here is reported as skipped, not as passed.
+///
+/// CI has all of it, and sets `OCRFARM_REQUIRE_ALL_TESTS=1` (Scripts/test does when CI is set): there no test may be
+/// skipped, so every condition holds and a missing capability fails the test that needs it.
+public enum Capabilities {
+    /// True when every test must run (CI).
+    public static let allRequired = ProcessInfo.processInfo.environment["OCRFARM_REQUIRE_ALL_TESTS"] == "1"
+
+    /// Root, with mount(8): a test may mount a tmpfs.
+    public static var canMount: Bool { allRequired || (getuid() == 0 && Run.which("mount") != nil) }
+
+    /// Root, with ip(8): a test may make network namespaces.
+    public static var canMakeNetworkNamespaces: Bool { allRequired || (getuid() == 0 && Run.which("ip") != nil) }
+}
