@@ -12,15 +12,14 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         self.isDiskFull = isDiskFull
     }
 
-    /// SQLite reports a full disk as SQLITE_FULL, but a shared-memory file it cannot grow only as "disk I/O
-    /// error": the file system's free space decides, and names the cause for people.
+    /// A full disk (or quota) shows in SQLite's code or in the OS's errno behind it (`SQLiteError.isDiskFull`); the
+    /// file system's free space goes into the message for people.
     init(_ error: SQLiteError, path: String) {
-        let space = error.isDiskFull ? Store.diskSpace(of: path) : nil
-        if let space, space.isFull {
-            self.init("store \(path): the disk is full (\(space.description)); free space and try again (\(error.message))",
-                      isDiskFull: true)
+        if error.isDiskFull {
+            let space = Store.diskSpace(of: path).map { " (\($0.description))" } ?? ""
+            self.init("store \(path): the disk is full\(space); free space and try again (\(error.message))", isDiskFull: true)
         } else {
-            self.init("store \(path): \(error.message)", isDiskFull: error.isDiskFull && error.code.primary == .full)
+            self.init("store \(path): \(error.message)")
         }
     }
 

@@ -36,7 +36,8 @@ public final class Backup {
         case .done: return true
         case .ok, .busy, .locked: return false
         default:
-            throw SQLiteError(code: ResultCode(rawValue: rc), message: "backup of \(source.path) into \(destination.path) failed: "
+            // A failed step is almost always a write into the destination (a full disk): its errno says why.
+            throw SQLiteError(rc, on: destination.handle, message: "backup of \(source.path) into \(destination.path) failed: "
                 + String(cString: sqlite3_errstr(rc)))
         }
     }
@@ -53,7 +54,7 @@ public final class Backup {
         self.handle = nil
         let rc = sqlite3_backup_finish(handle)
         guard rc == SQLITE_OK else {
-            throw SQLiteError(code: ResultCode(rawValue: rc), message: "backup into \(destination.path) failed: "
+            throw SQLiteError(rc, on: destination.handle, message: "backup into \(destination.path) failed: "
                 + String(cString: sqlite3_errmsg(destination.handle)))
         }
     }

@@ -48,7 +48,7 @@ public final class Connection {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: ResultCode(rawValue: rc), message: message, sql: sql)
+            throw SQLiteError(rc, on: handle, message: message, sql: sql)
         }
     }
 
@@ -57,7 +57,7 @@ public final class Connection {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+            throw SQLiteError(rc, on: handle, sql: sql)
         }
         return Statement(handle: statement, database: handle, sql: sql)
     }

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A SQLite result code, pattern-matchable on its primary value (`code.primary == .busy`).
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -36,15 +39,28 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public let code: ResultCode
     public let message: String
     public let sql: String?
+    /// The operating system's errno of the failed call behind an I/O error (`sqlite3_system_errno`), 0 if none.
+    public let systemErrno: Int32
 
-    public init(code: ResultCode, message: String, sql: String? = nil) {
+    public init(code: ResultCode, message: String, sql: String? = nil, systemErrno: Int32 = 0) {
         self.code = code
         self.message = message
         self.sql = sql
+        self.systemErrno = systemErrno
     }
 
-    /// The database is full (disk or quota); callers stop writing and retry later.
-    public var isDiskFull: Bool { code.primary == .full || (code.primary == .ioError && message.contains("disk")) }
+    /// The error just left on `database` by a call that returned `rc`, with its message and the OS errno.
+    init(_ rc: Int32, on database: OpaquePointer?, message: String? = nil, sql: String? = nil) {
+        self.init(code: ResultCode(rawValue: rc), message: message ?? String(cString: sqlite3_errmsg(database)), sql: sql,
+                  systemErrno: sqlite3_system_errno(database))
+    }
+
+    /// The database is full (disk or quota); callers stop writing and retry later. SQLite says SQLITE_FULL when
+    /// the database or journal cannot grow, but a shared-memory (`-shm`) file it cannot grow is only an I/O
+    /// error: the OS's errno (ENOSPC, EDQUOT) tells which.
+    public var isDiskFull: Bool {
+        code.primary == .full || (code.primary == .ioError && (systemErrno == ENOSPC || systemErrno == EDQUOT))
+    }
 
     public var description: String {
         var text = "SQLite error \(code): \(message)"

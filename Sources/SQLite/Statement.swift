@@ -46,7 +46,7 @@ public final class Statement {
 
     private func check(_ rc: Int32) throws(SQLiteError) {
         guard rc == SQLITE_OK else {
-            throw SQLiteError(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(database)), sql: sql)
+            throw SQLiteError(rc, on: database, sql: sql)
         }
     }
 
@@ -95,7 +95,7 @@ public final class Statement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = SQLiteError(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(database)), sql: sql)
+            let error = SQLiteError(rc, on: database, sql: sql)
             sqlite3_reset(handle)
             throw error
         }

@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import SQLite
 import TestSupport
 
@@ -28,6 +31,16 @@ struct ConnectionTests {
         #expect(rows[1].0 == -7)
         #expect(rows[1].3 == [])
         #expect(rows[1].4 == "x")
+    }
+
+    @Test("a full disk is told by the code or the OS's errno, not by the message's words")
+    func diskFull() {
+        #expect(SQLiteError(code: .full, message: "database or disk is full").isDiskFull)
+        #expect(SQLiteError(code: ResultCode(rawValue: 4874), message: "disk I/O error", systemErrno: ENOSPC).isDiskFull)
+        #expect(SQLiteError(code: .ioError, message: "disk I/O error", systemErrno: EDQUOT).isDiskFull)
+        // A failing disk is not a full one, although SQLite's message says "disk" for both.
+        #expect(!SQLiteError(code: .ioError, message: "disk I/O error", systemErrno: EIO).isDiskFull)
+        #expect(!SQLiteError(code: .readOnly, message: "attempt to write a readonly database").isDiskFull)
     }
 
     @Test("STRICT tables reject a value of the wrong type, and the error carries the code and the SQL")
