@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CJemalloc", path: "Sources/CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
         .systemLibrary(name: "CICU", path: "Sources/CICU", providers: [.apt(["libicu-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Wrappers: the only importers of the C modules; they own every C pointer.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -28,12 +29,13 @@ let package = Package(
         .target(name: "Allocator", dependencies: ["CJemalloc"]),
         .target(name: "ICU", dependencies: ["CICU"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
 
         // Domain.
         .target(name: "FarmCore"),
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
         .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
-        .target(name: "FarmRuntime", dependencies: ["FarmCore"]),
+        .target(name: "FarmRuntime", dependencies: ["FarmCore", "MicroHTTPD"]),
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmExport", "FarmAnalysis", "Leptonica",
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
@@ -63,6 +65,7 @@ let package = Package(
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),

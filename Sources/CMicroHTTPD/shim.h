@@ -1,0 +1,6 @@
+// microhttpd.h wants the socket and integer types declared before it.
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
