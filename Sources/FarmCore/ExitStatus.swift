@@ -20,6 +20,10 @@ public struct ExitStatus: RawRepresentable, Sendable, Equatable, CustomStringCon
     public static let cannotCreate = ExitStatus(rawValue: 73)
     /// Input/output error (store, disk).
     public static let ioError = ExitStatus(rawValue: 74)
+    /// The store is damaged (SQLite's quick_check fails, or it reports corruption). sysexits.h has no code for
+    /// this; 76 is its EX_PROTOCOL, which ocrfarm does not otherwise use, so scripts can tell a damaged store
+    /// (restore a backup) from a full disk (74, wait for space).
+    public static let damagedStore = ExitStatus(rawValue: 76)
     /// Temporary failure; try again.
     public static let tryAgain = ExitStatus(rawValue: 75)
     /// Configuration error.

@@ -58,6 +58,9 @@ public enum FileSystem {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// This process may write the file at `path` (by its permissions; root may write any file).
+    public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
     public static func isDirectory(_ path: String) -> Bool { (try? status(path).kind) == .directory }
 
     /// The whole file. `limit` refuses files larger than that many bytes.

@@ -3,13 +3,28 @@ import SQLite
 
 /// A store error for people: what went wrong, with the store's path.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    /// The disk (or quota) under the store is full: writes fail until space returns.
-    public let isDiskFull: Bool
+    public enum Kind: Sendable, Equatable {
+        case other
+        /// The disk (or quota) under the store is full: writes fail until space returns.
+        case diskFull
+        /// SQLite finds the file damaged (a failed quick_check, SQLITE_CORRUPT, SQLITE_NOTADB).
+        case damaged
+        /// The file is not an ocrfarm store (another program's database, or none at the path).
+        case notAStore
+    }
 
-    public init(_ message: String, isDiskFull: Bool = false) {
+    public let message: String
+    public let kind: Kind
+    public var isDiskFull: Bool { kind == .diskFull }
+    public var isDamaged: Bool { kind == .damaged }
+
+    public init(_ message: String, kind: Kind = .other) {
         self.message = message
-        self.isDiskFull = isDiskFull
+        self.kind = kind
+    }
+
+    public init(_ message: String, isDiskFull: Bool) {
+        self.init(message, kind: isDiskFull ? .diskFull : .other)
     }
 
     /// A full disk (or quota) shows in SQLite's code or in the OS's errno behind it (`SQLiteError.isDiskFull`); the
@@ -17,7 +32,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     init(_ error: SQLiteError, path: String) {
         if error.isDiskFull {
             let space = Store.diskSpace(of: path).map { " (\($0.description))" } ?? ""
-            self.init("store \(path): the disk is full\(space); free space and try again (\(error.message))", isDiskFull: true)
+            self.init("store \(path): the disk is full\(space); free space and try again (\(error.message))", kind: .diskFull)
+        } else if error.code.primary == .corrupt || error.code.primary == .notADatabase {
+            self.init("store \(path) is damaged (\(error.message)); " + Store.damagedAdvice, kind: .damaged)
         } else {
             self.init("store \(path): \(error.message)")
         }
@@ -40,28 +57,49 @@ public final class Store {
     public let connection: Connection
 
     /// Opens the store at `path`, creating and migrating it unless `readOnly`.
+    ///
+    /// A read-only open by a process that may not write the store (an operator's `status` on the coordinator's
+    /// store) leaves nothing behind: with no writer around (no `-wal` or `-shm` beside it) it reads the file as
+    /// immutable and makes no `-shm`. A `-shm` made by such a reader is its own, and the coordinator could not
+    /// write it later: every writer was blocked. A reader that may write the file (its owner, root: SQLite gives
+    /// root's `-shm` to the file's owner) opens it normally, so it sees a writer that starts while it reads; an
+    /// immutable reader does not, and `status --watch` opens the store again for each frame.
     public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws {
         self.path = path
         if readOnly {
-            guard FileSystem.exists(path) else { throw StoreError("no store at \(path) (submit something first, or give --store)") }
+            guard FileSystem.exists(path) else {
+                if FileSystem.exists(path + "-wal") { throw StoreError(Self.walWithoutStore(path), kind: .notAStore) }
+                throw StoreError("no store at \(path) (submit something first, or give --store)", kind: .notAStore)
+            }
             do {
-                connection = try Connection(path: path, mode: .readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                let quiet = !FileSystem.exists(path + "-wal") && !FileSystem.exists(path + "-shm")
+                let immutable = quiet && !FileSystem.isWritable(path)
+                connection = try Connection(path: path, mode: immutable ? .immutable : .readOnly,
+                                            busyTimeoutMilliseconds: busyTimeoutMilliseconds)
                 let version = try connection.userVersion
                 if version > Schema.migrations.count {
                     throw StoreError("store \(path) has schema \(version), newer than this ocrfarm knows; upgrade ocrfarm")
                 }
-                if version == 0 { throw StoreError("\(path) is not an ocrfarm store") }
+                if version == 0 { throw StoreError("\(path) is not an ocrfarm store", kind: .notAStore) }
+                try Self.checkOwnership(connection, path: path, version: version)
             } catch let error as SQLiteError {
                 throw StoreError(error, path: path)
             }
             return
         }
+        // A write-ahead log without its store: the store was moved or deleted while a coordinator had it open, and
+        // the log may hold its last results. SQLite would make an empty store here and later empty the log.
+        if !FileSystem.exists(path) && FileSystem.exists(path + "-wal") {
+            throw StoreError(Self.walWithoutStore(path), kind: .notAStore)
+        }
         do {
             connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            try Self.checkOwnership(connection, path: path, version: try connection.userVersion)
             let mode = try connection.enableWAL(synchronous: "NORMAL")
             guard mode == "wal" else { throw StoreError("store \(path): cannot use write-ahead logging (got \(mode))") }
             try connection.execute("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32000")
             try Migrator(Schema.migrations).migrate(connection)
+            if try connection.applicationID != Self.applicationID { try connection.setApplicationID(Self.applicationID) }
             try backfillSearchIndex()
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)

@@ -12,6 +12,9 @@ public final class Connection {
         case readWriteCreate
         case readWrite
         case readOnly
+        /// Read-only, taking no locks and making no `-shm` or `-wal` file (SQLite's `immutable=1`): only for a file
+        /// nobody writes while it is open; a write meanwhile may make reads fail or see a half-changed page.
+        case immutable
     }
 
     /// Opens (or creates) the database at `path`. `busyTimeoutMilliseconds` bounds how long a statement waits for
@@ -21,10 +24,12 @@ public final class Connection {
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
-        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readOnly, .immutable: flags |= SQLITE_OPEN_READONLY
         }
+        var name = path
+        if mode == .immutable { name = Self.fileURI(path) + "?immutable=1" }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(db)
@@ -126,6 +131,42 @@ public final class Connection {
     /// `PRAGMA user_version`: the schema version that migrations maintain.
     public var userVersion: Int {
         get throws(SQLiteError) { Int(try scalarInt("PRAGMA user_version") ?? 0) }
+    }
+
+    /// `PRAGMA application_id`: the number a program stores in the file's header to mark its files as its own.
+    public var applicationID: Int32 {
+        get throws(SQLiteError) { Int32(truncatingIfNeeded: try scalarInt("PRAGMA application_id") ?? 0) }
+    }
+
+    public func setApplicationID(_ id: Int32) throws(SQLiteError) {
+        try execute("PRAGMA application_id = \(id)")
+    }
+
+    /// The names of the tables in the file (SQLite's own `sqlite_*` tables left out).
+    public func tableNames() throws -> [String] {
+        try prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            .rows { $0.text(0) }
+    }
+
+    /// `PRAGMA quick_check`: ["ok"] for a sound database, else up to `limit` problems. Like integrity_check
+    /// without the index-content checks: O(size) but several times faster.
+    public func quickCheck(limit: Int = 10) throws -> [String] {
+        try prepare("PRAGMA quick_check(\(limit))").rows { $0.text(0) }
+    }
+
+    /// `file:` URI of a path: the characters a URI gives meaning to are percent-encoded.
+    static func fileURI(_ path: String) -> String {
+        var uri = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                let hex = Array("0123456789ABCDEF".utf8)
+                uri += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+            default:
+                uri += String(decoding: [byte], as: UTF8.self)
+            }
+        }
+        return uri
     }
 
     /// `PRAGMA integrity_check`: "ok" for a sound database.

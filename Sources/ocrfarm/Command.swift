@@ -113,6 +113,12 @@ enum Commands {
         } catch let error as StoreError where error.isDiskFull {
             report(error.message, status: .ioError, command: command.name)
             return .ioError
+        } catch let error as StoreError where error.isDamaged {
+            report(error.message, status: .damagedStore, command: command.name)
+            return .damagedStore
+        } catch let error as StoreError where error.kind == .notAStore {
+            report(error.message, status: .noInput, command: command.name)
+            return .noInput
         } catch let error as CommandFailure {
             report(error.message, status: error.status, command: command.name)
             return error.status

@@ -48,9 +48,12 @@ struct CoordinatorCommand: Command {
     committed in batches, and a worker that misses three heartbeats loses its leases at once. Pages submitted or
     requeued while it runs are picked up without a restart. SIGTERM or SIGINT stops dispatching, flushes and exits.
 
-    --metrics-listen answers GET /metrics (404 for other paths) on its own thread with its own read-only store
-    connection, one client at a time with 2 s timeouts, so a slow scraper never holds up the poll loop. It has no
-    authentication: keep it on loopback or a private network.
+    --metrics-listen answers GET /metrics (404 for other paths) on its own threads (libmicrohttpd) with a read-only
+    store connection per scrape; idle connections are closed after 2 s and never delay a scrape, so a slow scraper
+    never holds up the poll loop. It has no authentication: keep it on loopback or a private network.
+
+    At start the store is checked (SQLite's quick_check): a damaged store is refused with exit 76, before any page
+    is leased. A full disk exits 74.
 
     With --curve-secret and --authorized-workers every connection is encrypted and a worker whose public key is not
     in DIR fails its handshake: it never gets a page, and its key is logged once. The keys are read at start.
@@ -96,6 +99,8 @@ struct CoordinatorCommand: Command {
                                                       authorizedKeys: try CurveKeyFiles.authorized(authorizedWorkers))
         }
         let store = try Store(path: storePath)
+        // A damaged store is refused before any lease is given out (exit 76), not discovered page by page.
+        try store.checkSound()
         // Metrics first: a port that cannot be had stops the command before the coordinator takes over the store.
         var metrics: MetricsServer?
         if let metricsListen {

@@ -8,12 +8,12 @@ enum ReportDocuments {
                                  "Only this document (its name as submitted, or the file name); may be repeated.")
 
     /// Opens the store for reading; a missing or foreign file ends the command with 66, a full disk (SQLite
-    /// cannot set up its shared memory beside the store) with 74.
+    /// cannot set up its shared memory beside the store) with 74, a damaged one with 76.
     static func open(_ path: String) throws -> Store {
         do {
             return try Store(path: path, readOnly: true)
         } catch let error as StoreError {
-            throw CommandFailure(error.isDiskFull ? .ioError : .noInput, error.message)
+            throw CommandFailure(error.isDiskFull ? .ioError : error.isDamaged ? .damagedStore : .noInput, error.message)
         }
     }
 

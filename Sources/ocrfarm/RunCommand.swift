@@ -30,7 +30,8 @@ struct RunCommand: Command {
     this process, and the workers are separate processes of this binary (their log goes to STORE.log). Progress
     (pages done, pages/s, ETA) is shown on a terminal; a summary ends the run.
 
-    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 130 interrupted.
+    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 74 the disk is full; 76 the store is
+    damaged; 130 interrupted.
     """
 
     let storePath: String
@@ -68,6 +69,7 @@ struct RunCommand: Command {
         Shutdown.install()
         if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
         let store = try Store(path: storePath)
+        try store.checkSound()
         let report = try Submitter.submit(paths, options: submitOptions, store: store)
         // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
         // not read yet, and whatever else was left queued in the store.

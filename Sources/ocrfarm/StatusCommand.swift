@@ -76,7 +76,10 @@ struct StatusCommand: Command {
         let terminal = Console.outputIsTerminal
         var first = true
         while Shutdown.requested == nil {
-            let frame = render(try store.report(scope: scope), framed: true)
+            // Opened again for each frame: a store read as immutable (see Store.init) would not show a coordinator
+            // that starts meanwhile.
+            let current = first ? store : try ReportDocuments.open(storePath)
+            let frame = render(try current.report(scope: scope), framed: true)
             let screen = terminal ? Self.redrawn(frame, first: first) : frame + (format == .json ? "" : "\n")
             // A reader that went away (`status --watch | head`) ends the watch.
             guard Self.write(screen) else { break }

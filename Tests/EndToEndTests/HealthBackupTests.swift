@@ -18,6 +18,35 @@ struct HealthBackupTests {
         return (output, Date().timeIntervalSince(start))
     }
 
+    @Test("a damaged store: health --store and the coordinator exit 76 naming it; another program's file is refused with 66, untouched")
+    func damagedAndForeignStores() throws {
+        let farm = FarmHarness()
+        #expect(try farm.submit([try TestImages.tinyPages(300, in: farm.folder)]).status == 0)
+        let sound = try Run.ocrfarm(["health", "--store", farm.storePath])
+        #expect(sound.status == 0 && sound.text == "ok store \(farm.storePath): 300 pages\n", "\(sound.text)\(sound.stderr)")
+
+        // Damage the middle of the file, the header kept: SQLite opens it and counting pages may even work.
+        var bytes = try FileSystem.read(farm.storePath)
+        for index in (2 * 4096)..<(bytes.count - 4096) where index % 5 == 0 { bytes[index] = 0x5A }
+        try FileSystem.write(bytes, to: farm.storePath)
+        let health = try Run.ocrfarm(["health", "--store", farm.storePath])
+        #expect(health.status == 76, "\(health.text)\(health.stderr)")
+        #expect(health.stderr.contains("store \(farm.storePath) is damaged"), "\(health.stderr)")
+        let coordinator = try Run.ocrfarm(["coordinator", "--store", farm.storePath, "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"])
+        #expect(coordinator.status == 76, "\(coordinator.stderr)")
+        #expect(coordinator.stderr.contains("is damaged") && coordinator.stderr.contains("restore it from a backup"), "\(coordinator.stderr)")
+
+        let foreign = farm.folder.file("photos.db")
+        #expect(try Run.process(try #require(Run.which("python3")), ["-c",
+            "import sqlite3; c = sqlite3.connect('\(foreign)'); c.execute('CREATE TABLE photos (id INTEGER)'); c.commit()"]).status == 0)
+        let before = try FileSystem.read(foreign)
+        let submit = try Run.ocrfarm(["submit", "--store", foreign, try TestImages.tinyPages(1, in: farm.folder, prefix: "x")])
+        #expect(submit.status == 66, "\(submit.stderr)")
+        #expect(submit.stderr.contains("is not an ocrfarm store") && submit.stderr.contains("photos"), "\(submit.stderr)")
+        #expect(try FileSystem.read(foreign) == before, "the other program's file is unchanged")
+        #expect(try Run.ocrfarm(["status", "--store", foreign]).status == 66)
+    }
+
     @Test("health: 0 when the coordinator answers, 69 within the timeout when nothing listens or its loop is stopped")
     func healthStates() throws {
         let farm = FarmHarness()

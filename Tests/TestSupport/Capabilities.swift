@@ -12,6 +12,9 @@ public enum Capabilities {
     /// True when every test must run (CI).
     public static let allRequired = ProcessInfo.processInfo.environment["OCRFARM_REQUIRE_ALL_TESTS"] == "1"
 
+    /// Root: a test may run commands as other users (setpriv).
+    public static var isRoot: Bool { allRequired || (getuid() == 0 && Run.which("setpriv") != nil) }
+
     /// Root, with mount(8): a test may mount a tmpfs.
     public static var canMount: Bool { allRequired || (getuid() == 0 && Run.which("mount") != nil) }
 

@@ -1,0 +1,49 @@
+import FarmCore
+import SQLite
+
+extension Store {
+    /// "OCRF" in ASCII: every ocrfarm store carries it as SQLite's `application_id` (the file header's offset
+    /// 68), so ocrfarm knows its own files and refuses to add its tables to another program's database.
+    public static let applicationID: Int32 = 0x4F43_5246
+
+    static let damagedAdvice = "restore it from a backup (ocrfarm backup makes one; see docs/operations.md)"
+
+    static func walWithoutStore(_ path: String) -> String {
+        "store \(path) is missing but its write-ahead log \(path)-wal is there: the store was moved or deleted while "
+            + "in use, and the log may hold its last results; put the store back (or move the -wal and -shm files "
+            + "away to start a new store)"
+    }
+
+    /// Refuses a file that is neither empty nor an ocrfarm store. Stores made before the application id was set
+    /// are known by their schema version and their tables; opening one for writing marks it.
+    static func checkOwnership(_ connection: Connection, path: String, version: Int) throws {
+        let id = try connection.applicationID
+        if id == applicationID { return }
+        if id != 0 {
+            let hex = String(UInt32(bitPattern: id), radix: 16)
+            throw StoreError("\(path) is another program's SQLite database (application_id 0x\(hex)), not an ocrfarm store; "
+                + "give another --store", kind: .notAStore)
+        }
+        let tables = try connection.tableNames()
+        if tables.isEmpty && version == 0 { return }   // a new (empty) file: it becomes a store
+        if version > 0 && tables.contains("documents") && tables.contains("pages") { return }
+        let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+        throw StoreError("\(path) is not an ocrfarm store: it is a SQLite database with other tables (\(shown)); "
+            + "ocrfarm does not add its tables to another program's file; give another --store", kind: .notAStore)
+    }
+
+    /// `PRAGMA quick_check`: throws a `.damaged` StoreError naming the first problems unless the store is sound.
+    /// It reads the whole file (a few seconds per GB), so it runs when a coordinator starts and on `health --store`,
+    /// not on every command.
+    public func checkSound() throws {
+        let problems: [String]
+        do {
+            problems = try connection.quickCheck(limit: 5)
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        }
+        guard problems != ["ok"] else { return }
+        throw StoreError("store \(path) is damaged (quick_check: \(problems.joined(separator: "; "))); " + Self.damagedAdvice,
+                         kind: .damaged)
+    }
+}
