@@ -53,6 +53,26 @@ public struct RawPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         return RawPath(bytes: result)
     }
 
+    /// This path made absolute against `directory` (itself absolute): unchanged when it starts with "/", else
+    /// `directory` + "/" + the path with its leading "./" components dropped.
+    public func absolute(in directory: RawPath) -> RawPath {
+        if bytes.first == UInt8(ascii: "/") { return self }
+        var rest = bytes[...]
+        while rest.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) {
+            rest = rest.dropFirst(2).drop { $0 == UInt8(ascii: "/") }
+        }
+        if rest.isEmpty || Array(rest) == [UInt8(ascii: ".")] { return directory }
+        return directory.appending(Array(rest))
+    }
+
+    /// The process's current directory as raw bytes; nil when it cannot be had (it was removed).
+    public static var currentDirectory: RawPath? {
+        guard let cwd = getcwd(nil, 0) else { return nil }
+        defer { free(cwd) }
+        return RawPath(bytes: Array(UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self),
+                                                        count: strlen(cwd))))
+    }
+
     /// The last component, as bytes.
     public var lastComponent: [UInt8] {
         var end = bytes.count

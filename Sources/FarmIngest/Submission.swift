@@ -44,6 +44,9 @@ public struct SubmitReport: Sendable {
     public var problems: [(path: RawPath, reason: String)] = []
     /// Files recorded as failed pages right away (not images, empty, encrypted PDFs, no read permission…).
     public var invalid: [(path: RawPath, failure: PageFailure)] = []
+    /// Hidden entries (names starting with ".") left out of the folders walked, and the first few of them.
+    public var hidden = 0
+    public var hiddenExamples: [RawPath] = []
 
     public var pages: Int { added.reduce(0) { $0 + $1.pages } }
     public var documentIDs: [DocumentID] { added.map(\.id) }
@@ -78,14 +81,20 @@ public final class Submission {
             batch.removeAll()
         }
 
+        // Sources are stored absolute: a coordinator started in another folder (a systemd unit runs in /) reads
+        // the same files. Names stay as typed, relative to what was submitted.
+        let here = RawPath.currentDirectory
+        func absolute(_ path: RawPath) -> RawPath { here.map { path.absolute(in: $0) } ?? path }
         for (index, path) in files.enumerated() {
             if index % 64 == 0 { progress(index, files.count) }
             let hash: String
             let pages: [NewPage]
+            let source = absolute(path)
             do throws(FileError) {
                 let bytes = try FileSystem.read(path, regularOnly: true)
                 hash = SHA256.hex(bytes)
-                pages = self.pages(of: bytes, path: path, hash: hash)
+                pages = self.pages(of: bytes, path: path, source: source, hash: hash,
+                                   pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
             } catch where error.code == ENOENT {
                 // Gone since the folder was listed: nothing to record.
                 report.problems.append((path, error.reason))
@@ -98,7 +107,7 @@ public final class Submission {
                 let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
                                           message: "cannot read the file: \(error.reason)")
                 hash = "unreadable " + SHA256.hex(path.bytes)
-                pages = [NewPage(source: path, index: 0, kind: SourceInspection.Kind.image.rawValue, failure: failure)]
+                pages = [NewPage(source: source, index: 0, kind: SourceInspection.Kind.image.rawValue, failure: failure)]
             }
             // Unusable files are reported when they are recorded, not when they are skipped as submitted before.
             let invalid = pages.compactMap { page in page.failure.map { (path, $0) } }
@@ -113,7 +122,7 @@ public final class Submission {
                 continue
             }
             report.invalid += invalid
-            batch.append(NewDocument(name: path.description, source: path, contentHash: hash, priority: options.priority,
+            batch.append(NewDocument(name: path.description, source: source, contentHash: hash, priority: options.priority,
                                      options: options.pageOptions, pages: pages))
             if batch.count >= batchSize { try flush() }
         }
@@ -123,7 +132,7 @@ public final class Submission {
                 report.skipped.append((RawPath(name), existing.name, existing.id))
             } else {
                 report.invalid += combined.invalid
-                batch.append(NewDocument(name: name, source: paths.count == 1 ? paths[0] : RawPath(name), contentHash: hash,
+                batch.append(NewDocument(name: name, source: paths.count == 1 ? absolute(paths[0]) : RawPath(name), contentHash: hash,
                                          priority: options.priority, options: options.pageOptions, pages: combined.pages))
             }
         }
@@ -134,19 +143,21 @@ public final class Submission {
 
     /// The pages of one file's bytes: one failed page when it is unusable, a multi-page file's pages (split into
     /// files of their own when it is big).
-    private func pages(of bytes: [UInt8], path: RawPath, hash: String) -> [NewPage] {
+    /// `path` names the file in messages; `source` is its absolute path, stored; a big multi-page file is split
+    /// into `pageFolder` (absolute too).
+    private func pages(of bytes: [UInt8], path: RawPath, source: RawPath, hash: String, pageFolder: RawPath) -> [NewPage] {
         let inspection = SourceInspector.inspect(bytes, name: path.description)
         if let failure = inspection.failure {
-            return [NewPage(source: path, index: 0, kind: "invalid", failure: failure)]
+            return [NewPage(source: source, index: 0, kind: "invalid", failure: failure)]
         }
         if inspection.pages > 1 && bytes.count > options.splitThreshold,
            let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
-                                                into: store.path + ".pages/" + hash),
+                                                into: pageFolder.description),
            files.count == inspection.pages {
             // A big multi-page file is split once, here, so each job carries one page rather than the file.
             return files.map { NewPage(source: $0, index: 0, kind: inspection.kind.rawValue) }
         }
-        return (0..<inspection.pages).map { NewPage(source: path, index: $0, kind: inspection.kind.rawValue) }
+        return (0..<inspection.pages).map { NewPage(source: source, index: $0, kind: inspection.kind.rawValue) }
     }
 
     /// The files named by `paths`, folders expanded recursively in natural order, each file once.
@@ -189,7 +200,14 @@ public final class Submission {
                 let ordered = names.sorted { a, b in
                     NaturalOrder.areInIncreasingOrder(String(decoding: a, as: UTF8.self), String(decoding: b, as: UTF8.self))
                 }
-                for name in ordered where name.first != UInt8(ascii: ".") {
+                for name in ordered {
+                    // Hidden entries (.DS_Store, .git, editors' swap files) are left out, and counted so the
+                    // report says so; a hidden file named on the command line is submitted.
+                    guard name.first != UInt8(ascii: ".") else {
+                        report.hidden += 1
+                        if report.hiddenExamples.count < 3 { report.hiddenExamples.append(path.appending(name)) }
+                        continue
+                    }
                     walk(path.appending(name), depth: depth + 1)
                 }
             case .file:

@@ -72,7 +72,8 @@ struct ExportCommand: Command {
         do {
             summary = try StoreExport(store: store, options: options).run(into: outPath, warn: { message in
                 bar.clear()
-                Console.error("ocrfarm export: warning: " + message)
+                // Document names come from file names: their controls and bidi overrides are shown escaped.
+                Console.error("ocrfarm export: warning: " + Printable.text(message))
             }, progress: { done, total in
                 bar.show("exporting: \(done)/\(total) documents")
             })

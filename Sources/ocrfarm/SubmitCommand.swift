@@ -106,6 +106,11 @@ enum Submitter {
         if !report.skipped.isEmpty { notes.append("\(report.skipped.count) skipped as already submitted") }
         if !report.invalid.isEmpty { notes.append("\(report.invalid.count) unusable, recorded as failed") }
         if !report.problems.isEmpty { notes.append("\(report.problems.count) not submitted (not files)") }
+        if report.hidden > 0 {
+            let examples = report.hiddenExamples.map { Printable.text($0.description) }.joined(separator: ", ")
+            notes.append("\(report.hidden) hidden left out: names starting with '.', e.g. \(examples)\(report.hidden > 3 ? ", …" : ""); "
+                + "name them to submit them")
+        }
         if !notes.isEmpty { summary += " (" + notes.joined(separator: "; ") + ")" }
         Console.error(summary + " into \(store.path)")
         return report
