@@ -164,7 +164,7 @@ public final class Submission {
     private func collect(_ paths: [RawPath], report: inout SubmitReport) -> [RawPath] {
         var files: [RawPath] = []
         // The store and its journal files live among the pages more often than not; never submit them.
-        var seenFiles = Set<FileKey>(["", "-wal", "-shm", "-journal"].compactMap { suffix in
+        var seenFiles = Set<FileKey>(["", "-wal", "-shm", "-journal", "-lock"].compactMap { suffix in
             (try? FileSystem.status(store.path + suffix)).map { FileKey(device: $0.device, inode: $0.inode) }
         })
         var visiting = Set<FileKey>()

@@ -53,7 +53,9 @@ struct CoordinatorCommand: Command {
     never holds up the poll loop. It has no authentication: keep it on loopback or a private network.
 
     At start the store is checked (SQLite's quick_check): a damaged store is refused with exit 76, before any page
-    is leased. A full disk exits 74.
+    is leased. A full disk exits 74. One coordinator per store: it holds STORE-lock for its life, and a second
+    coordinator (or `run`) on the same store exits 75 naming the first (host, pid, since); the lock of a coordinator
+    that died is taken over, and the log says so.
 
     With --curve-secret and --authorized-workers every connection is encrypted and a worker whose public key is not
     in DIR fails its handshake: it never gets a page, and its key is logged once. The keys are read at start.
@@ -98,6 +100,9 @@ struct CoordinatorCommand: Command {
             configuration.curve = CurveServerSettings(secretKey: try CurveKeyFiles.secret(curveSecret).secretKey,
                                                       authorizedKeys: try CurveKeyFiles.authorized(authorizedWorkers))
         }
+        // One coordinator per store, taken before the store's leases are: a second one exits naming the first.
+        let lock = try CoordinatorLocking.take(storePath)
+        defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: storePath)
         // A damaged store is refused before any lease is given out (exit 76), not discovered page by page.
         try store.checkSound()
@@ -125,6 +130,25 @@ struct CoordinatorCommand: Command {
         if let metrics { Log.info("serving metrics", ["url": "http://\(metrics.address)/metrics"]) }
         try coordinator.run()
         return .success
+    }
+}
+
+/// The store's coordinator lock for `coordinator` and `run`.
+enum CoordinatorLocking {
+    /// Takes the lock of the store at `path`; a live holder ends the command with 75 and its host, pid and start.
+    static func take(_ path: String) throws -> CoordinatorLock {
+        let lock: CoordinatorLock
+        do {
+            lock = try CoordinatorLock(store: path, holder: .init(host: HostInfo.hostname, pid: HostInfo.pid, since: Clock.now))
+        } catch let error as CoordinatorLock.Held {
+            throw CommandFailure(.tryAgain, error.description)
+        }
+        if let previous = lock.previous {
+            Log.warning("took over the store's lock from a coordinator that is gone", [
+                "store": path, "host": previous.host, "pid": String(previous.pid), "since": Clock.iso8601(previous.since),
+            ])
+        }
+        return lock
     }
 }
 

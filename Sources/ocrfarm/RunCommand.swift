@@ -30,8 +30,8 @@ struct RunCommand: Command {
     this process, and the workers are separate processes of this binary (their log goes to STORE.log). Progress
     (pages done, pages/s, ETA) is shown on a terminal; a summary ends the run.
 
-    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 74 the disk is full; 76 the store is
-    damaged; 130 interrupted.
+    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 74 the disk is full; 75 a coordinator
+    serves the store; 76 the store is damaged; 130 interrupted.
     """
 
     let storePath: String
@@ -68,6 +68,8 @@ struct RunCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
+        let lock = try CoordinatorLocking.take(storePath)
+        defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: storePath)
         try store.checkSound()
         let report = try Submitter.submit(paths, options: submitOptions, store: store)

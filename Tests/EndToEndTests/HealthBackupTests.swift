@@ -18,6 +18,30 @@ struct HealthBackupTests {
         return (output, Date().timeIntervalSince(start))
     }
 
+    @Test("one coordinator per store: a second coordinator and run exit 75 naming the first; a killed one's lock is taken over")
+    func oneCoordinatorPerStore() throws {
+        let farm = FarmHarness()
+        #expect(try farm.submit([try TestImages.tinyPages(2, in: farm.folder)]).status == 0)
+        let port = FarmHarness.freePort()
+        let first = try farm.startCoordinator(port: port)
+        #expect(try FarmHarness.wait(seconds: 20) { try health(port).output.status == 0 }, "\(farm.logs)")
+
+        let second = try Run.ocrfarm(["coordinator", "--store", farm.storePath, "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"])
+        #expect(second.status == 75, "\(second.stderr)")
+        #expect(second.stderr.contains("is already served by a coordinator (pid \(first.pid) on "), "\(second.stderr)")
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--engine", "none", try TestImages.tinyPages(1, in: farm.folder, prefix: "r")])
+        #expect(run.status == 75 && run.stderr.contains("one coordinator per store"), "\(run.stderr)")
+        #expect(try openStore(farm).status().totalPages == 2, "run submitted nothing")
+
+        kill(first.pid, SIGKILL)
+        _ = first.terminate(waiting: 5)
+        let next = try farm.startCoordinator(port: port, name: "next")
+        #expect(FarmHarness.wait(seconds: 20) { next.log.contains("took over the store's lock from a coordinator that is gone") },
+                "\(next.log)")
+        #expect(next.log.contains("pid=\(first.pid) "), "\(next.log)")
+        farm.stopAll()
+    }
+
     @Test("a damaged store: health --store and the coordinator exit 76 naming it; another program's file is refused with 66, untouched")
     func damagedAndForeignStores() throws {
         let farm = FarmHarness()
