@@ -131,6 +131,15 @@ public struct OrientStage: PageStage {
                             turns = Self.decided(by: readings)
                         }
                         findings.append(("readings", .array(readings.map(\.json))))
+                        if turns == 0, !readings.isEmpty, !Self.clearlyUpright(readings) {
+                            // Still no clear answer (a table crop: few words, small print, sparse cells): read a
+                            // wider sample, small print enlarged, every way up, and weigh what each way read.
+                            let wider = try Self.readings(of: sample, binary: binary, candidates: [0, 1, 2, 3],
+                                                          engine: engine, resolution: readingResolution,
+                                                          glyphs: Self.widerSampleGlyphs, enlargedTo: Self.readingGlyph)
+                            turns = Self.decidedByWeight(wider)
+                            findings.append(("wider_readings", .array(wider.map(\.json))))
+                        }
                     } else {
                         findings.append(("reading_error", JSON("no engine for \(context.languages.joined(separator: "+"))")))
                     }
