@@ -18,6 +18,10 @@ extension OrientStage {
         /// Share of those characters in words the engine found in its word lists.
         let dictionaryShare: Double
 
+        /// Confidence-weighted letters and digits read (`score` × `characters` / 100): text read the right way up
+        /// comes out both surer and longer (turned lines break into fragments and specks read as nothing).
+        var weight: Double { score * Double(characters) / 100 }
+
         var json: JSON {
             .object([("rotation", JSON(turns * 90)), ("score", .rounded(score)), ("characters", JSON(characters)),
                      ("dictionary", .rounded(dictionaryShare, places: 2))])
@@ -36,6 +40,17 @@ extension OrientStage {
     /// Glyphs smaller than this (in pixels of the working copy) are read from a sample enlarged twice: Tesseract
     /// reads small text poorly whichever way it is turned, which hides the difference the readings measure.
     static let smallGlyph = 16.0
+
+    /// The side of the wider sample read when the first leaves no clear answer: four times the area, since a
+    /// table's sparse cells put few words in the first.
+    static let widerSampleGlyphs = 44.0
+    /// The glyph size (pixels) small print is enlarged to for the wider sample, at most 4× (Tesseract reads text
+    /// of 7–9 px glyphs, a table crop's, poorly every way up; enlarged, the upright way reads clearly better).
+    static let readingGlyph = 32.0
+    /// A weighed winner needs this many times the weight of every other orientation read...
+    static let weightRatio = 1.4
+    /// ...and a mean confidence of at least this (a reading surer than not of a third of its letters).
+    static let weightedSure = 30.0
 
     /// The scores of a reading: letter-weighted mean confidence and the dictionary share.
     static func candidateReading(turns: Int, words: [RecognizedWord]) -> CandidateReading {
@@ -67,15 +82,24 @@ extension OrientStage {
         return best
     }
 
+    /// The quarter turns the wider readings support by weight: the heaviest reading, when it has read enough, is
+    /// sure enough, and outweighs every other orientation `weightRatio` times; else 0.
+    static func decidedByWeight(_ readings: [CandidateReading]) -> Int {
+        guard let best = readings.max(by: { $0.weight < $1.weight }), best.turns != 0,
+              best.characters >= readingMinimumCharacters, best.score >= weightedSure,
+              readings.allSatisfy({ $0.turns == best.turns || best.weight >= weightRatio * $0.weight }) else { return 0 }
+        return best.turns
+    }
+
     /// Whether the page as it is reads clearly surer than every other orientation read.
     static func clearlyUpright(_ readings: [CandidateReading]) -> Bool {
         readings.count > 1 && winner(readings)?.turns == 0
     }
 
-    /// The part of `binary` (1-bit working copy) to read: a square about `sampleGlyphs` glyphs on a side where
+    /// The part of `binary` (1-bit working copy) to read: a square about `glyphs` glyphs on a side where
     /// glyph-sized components are densest. A square holds the same text however the page is turned. Nil when the
     /// page has no glyph-like ink.
-    static func sampleBox(_ binary: Pix) throws(LeptonicaError) -> (box: Box, glyph: Double)? {
+    static func sampleBox(_ binary: Pix, glyphs: Double = sampleGlyphs) throws(LeptonicaError) -> (box: Box, glyph: Double)? {
         let boxes = try binary.componentBoxes(grownBy: 1, 1).filter { box in
             let long = max(box.width, box.height), short = min(box.width, box.height)
             // Glyph-like in any orientation: not a speck, not a rule, not a picture.
@@ -84,7 +108,7 @@ extension OrientStage {
         guard boxes.count >= 8 else { return nil }
         let sizes = boxes.map { Double(max($0.width, $0.height)) }.sorted()
         let glyph = sizes[sizes.count / 2]
-        let side = Int(glyph * sampleGlyphs)
+        let side = Int(glyph * glyphs)
         let width = min(binary.width, side), height = min(binary.height, side)
         // Windows on a grid of half a side; the one holding the most glyph centres wins.
         let stepX = max(1, width / 2), stepY = max(1, height / 2)
@@ -107,16 +131,19 @@ extension OrientStage {
         return (best, glyph)
     }
 
-    /// Reads the sample of `gray` (the working copy) in each candidate orientation.
-    static func readings(of gray: Pix, binary: Pix, candidates: [Int], engine: TesseractEngine,
-                         resolution: Int?) throws(LeptonicaError) -> [CandidateReading]
+    /// Reads the sample of `gray` (the working copy), `glyphs` median glyphs on a side, in each candidate
+    /// orientation. Glyphs under `smallGlyph` are enlarged twice, or to `enlargedTo` pixels when that is more (at
+    /// most 4×).
+    static func readings(of gray: Pix, binary: Pix, candidates: [Int], engine: TesseractEngine, resolution: Int?,
+                         glyphs: Double = sampleGlyphs, enlargedTo: Double = 0) throws(LeptonicaError) -> [CandidateReading]
     {
-        guard let (box, glyph) = try sampleBox(binary) else { return [] }
+        guard let (box, glyph) = try sampleBox(binary, glyphs: glyphs) else { return [] }
         var sample = try gray.cropped(to: box)
         var ppi = resolution
         if glyph < smallGlyph {
-            sample = try sample.scaled(by: 2)
-            ppi = ppi.map { $0 * 2 }
+            let factor = min(4, max(2, enlargedTo / glyph))
+            sample = try sample.scaled(by: factor)
+            ppi = ppi.map { Int((Double($0) * factor).rounded()) }
         }
         defer { engine.releasePage() }
         return try candidates.map { turns throws(LeptonicaError) in

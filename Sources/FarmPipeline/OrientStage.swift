@@ -13,7 +13,9 @@ import Tesseract
 /// which knows every script but often mistakes upside-down for upright on short or noisy pages, is asked too. When
 /// both agree, or OSD is sure (a higher bar for 180°) in a script the page's languages can have and the shapes do
 /// not lean against it, that is the answer. Else a sample of the page is read in each candidate orientation
-/// (OrientStage+Reading) and the surest reading wins; with no clear winner the page stays as it is.
+/// (OrientStage+Reading) and the surest reading wins. With no clear winner (small table crops: few words, small
+/// print) a sample twice as wide, small print enlarged, is read every way up and the reading that clearly outweighs
+/// the others wins; failing that too, the page stays as it is.
 public struct OrientStage: PageStage {
     public let name = "orient"
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
@@ -131,6 +133,15 @@ public struct OrientStage: PageStage {
                             turns = Self.decided(by: readings)
                         }
                         findings.append(("readings", .array(readings.map(\.json))))
+                        if turns == 0, !readings.isEmpty, !Self.clearlyUpright(readings) {
+                            // Still no clear answer (a table crop: few words, small print, sparse cells): read a
+                            // wider sample, small print enlarged, every way up, and weigh what each way read.
+                            let wider = try Self.readings(of: sample, binary: binary, candidates: [0, 1, 2, 3],
+                                                          engine: engine, resolution: readingResolution,
+                                                          glyphs: Self.widerSampleGlyphs, enlargedTo: Self.readingGlyph)
+                            turns = Self.decidedByWeight(wider)
+                            findings.append(("wider_readings", .array(wider.map(\.json))))
+                        }
                     } else {
                         findings.append(("reading_error", JSON("no engine for \(context.languages.joined(separator: "+"))")))
                     }

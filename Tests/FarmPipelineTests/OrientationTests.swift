@@ -8,9 +8,10 @@ import TestSupport
 @Suite("Orientation you can trust: real pages turned 0/90/180/270")
 struct OrientationTests {
     /// Real pages (Tests/Fixtures/orientation): a reference list whose letter shapes decisively say "sideways"
-    /// (main turned it 270°), a small table crop on which OSD finds too little text, and a faded receipt on which
-    /// both judges are weak.
-    static let pages = ["docbank-references.jpg", "pubtabnet-table.png", "sroie-receipt.jpg"]
+    /// (main turned it 270°), a small table crop on which OSD finds too little text, a faded receipt on which
+    /// both judges are weak, and a smaller table crop in 7–9 px print whose first sample reads no clear winner
+    /// (left turned on 0eb76a0; the wider, enlarged sample decides it).
+    static let pages = ["docbank-references.jpg", "pubtabnet-table.png", "sroie-receipt.jpg", "pubtabnet-small-table.png"]
     /// Every page turned every way, but one: the reference list turned 270°, whose letter shapes then decisively
     /// say "upright" (|up| = 10), which ends the stage before OSD or a reading (the cheap path for upright pages;
     /// checking it with OSD would cost every upright page about a second).
@@ -37,6 +38,26 @@ struct OrientationTests {
             #expect(scores.count == readings.count && scores[0] >= (scores.dropFirst().max() ?? 0) + OrientStage.readingMargin,
                     "\(found)")
         }
+        if page == "pubtabnet-small-table.png" && turns != 0 {
+            // Decided by the wider sample: it was read every way up, and the upright way outweighs the rest.
+            let wider = try #require(found["wider_readings"]?.arrayValue, "\(found)")
+            #expect(wider.count == 4, "\(found)")
+        }
+    }
+
+    @Test("the wider reading's decision: a turn needs the heaviest reading to outweigh every other 1.4 times", arguments: [
+        ([(0, 41.0, 109), (1, 46.0, 41), (2, 26.0, 80), (3, 57.0, 55)], 0),   // upright heaviest: stays
+        ([(0, 18.0, 61), (1, 54.0, 20), (2, 39.0, 70), (3, 54.0, 26)], 2),    // 27 vs ≤ 14: turn 180°
+        ([(0, 60.0, 100), (2, 70.0, 110)], 0),                                // 77 vs 60: too close, stays
+        ([(0, 5.0, 160), (1, 25.0, 300)], 0),                                 // heaviest, but not sure enough
+        ([(0, 10.0, 20), (3, 90.0, 10)], 0),                                  // too little read to trust
+        ([(0, 6.0, 286), (1, 23.0, 13), (2, 40.0, 346), (3, 19.0, 15)], 2),   // sparse cells: 138 vs 17
+    ] as [([(Int, Double, Int)], Int)])
+    func weighedDecision(readings: [(Int, Double, Int)], expected: Int) {
+        let candidates = readings.map {
+            OrientStage.CandidateReading(turns: $0.0, score: $0.1, characters: $0.2, dictionaryShare: 0)
+        }
+        #expect(OrientStage.decidedByWeight(candidates) == expected)
     }
 
     @Test("the reading decision: a turn needs a clear winner that is itself sure", arguments: [
