@@ -1,5 +1,4 @@
 import FarmCore
-import FarmPipeline
 import FarmStore
 #if canImport(Glibc)
 import Glibc

@@ -16,8 +16,6 @@ public struct DecodedPage {
     public let declaredResolution: Int
     /// The EXIF orientation applied to a JPEG (1: none), so `image` is the picture as people see it.
     public let exifOrientation: Int
-    /// The picture of the page to keep (for the PDF), the same size as `image`, when it differs from what is read.
-    public var keptImage: Pix?
     /// The page as decoded, before the correction stages, for the second reading of a weak page.
     public var uncorrected: UncorrectedImage?
 
