@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
-        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
+        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "FarmCore", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),

@@ -45,7 +45,7 @@ public enum Decoder {
         do {
             image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
         } catch {
-            let code: FailureCode = error.message.hasPrefix(ImageTooLarge.marker) ? .imageTooLarge : .decodeFailed
+            let code: FailureCode = error.kind == .imageTooLarge ? .imageTooLarge : .decodeFailed
             throw PageFailure(stage: stage, code: code, message: error.message)
         }
         let format = image.inputFormat
