@@ -10,7 +10,6 @@ import Tesseract
 enum PDFRendering {
     static let stage = "render"
 
-
     /// Tesseract's glyphless font, read once from the installed language data.
     private static let cachedFont = Mutex<[UInt8]?>(nil)
 
