@@ -36,18 +36,24 @@ let package = Package(
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
         .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
         .target(name: "FarmRuntime", dependencies: ["FarmCore", "MicroHTTPD"]),
-        .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmExport", "FarmAnalysis", "Leptonica",
+        // The page renderers (hOCR, ALTO, PAGE, the searchable PDF page, the page's JSON): the result model in,
+        // documents out, with no C library (the PDF page is given its compressed image, font and zlib).
+        .target(name: "FarmRender", dependencies: ["FarmCore"]),
+        // The worker side: decode, correct, recognize, render. It never links the store (ModuleEdgesTests).
+        .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmRender", "FarmAnalysis", "Leptonica",
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
+        // Store to folder; qpdf merges the stored PDF pages into a document.
         .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
-        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "FarmPipeline", "Crypto"]),
+        // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
+        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmProtocol", "FarmExport", "ZeroMQ", "Allocator",
+            "FarmProtocol", "FarmExport", "FarmRender", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -62,7 +68,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
-        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "TestSupport"]),
+        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "FarmCore", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
@@ -70,6 +76,7 @@ let package = Package(
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
+        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),

@@ -19,17 +19,14 @@ public struct PageOptions: Sendable, Equatable {
     /// Whether language knowledge may change what the engine read: Tesseract's word lists in its beam search,
     /// custom words, and Chinese punctuation. Off: the characters as the network saw them (codes, serial numbers).
     public var languageCorrection: Bool
-    /// Renderings the farm stores with each result (`storableOutputs`; the text is always stored).
-    public var outputs: [String]
+    /// Renderings the farm stores with each result (of `OutputFormat.storable`; the text is always stored).
+    public var outputs: [OutputFormat]
     /// At `fast`, a page whose reading looks weak is read again with other variants and each line keeps its surest
     /// reading (off: `--no-second-reading`, to measure it or to save its time).
     public var secondReading: Bool = true
 
     /// `--lang auto`: the languages are chosen per page from the script the page is written in.
     public static let automaticLanguage = "auto"
-    /// What a worker can render for the store: a searchable PDF page, hOCR, ALTO, PAGE XML, and the full JSON
-    /// (`ocr --format json`), each a complete one-page document.
-    public static let storableOutputs = ["pdf", "hocr", "alto", "page", "json"]
     public static let correctionStages = ["segment", "orient", "deskew", "dewarp", "scale", "enhance"]
     public static let imageModes = ["color", "gray", "bw"]
 
@@ -40,7 +37,7 @@ public struct PageOptions: Sendable, Equatable {
 
     public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: String = "gray",
                 skippedStages: [String] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil,
-                level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [String] = storableOutputs)
+                level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [OutputFormat] = OutputFormat.storable)
     {
         self.outputs = outputs
         self.level = level
@@ -64,7 +61,7 @@ public struct PageOptions: Sendable, Equatable {
         if let minTextHeight { fields.append(("min_text_height", .rounded(minTextHeight, places: 4))) }
         if level != .fast { fields.append(("level", JSON(level.rawValue))) }
         if !languageCorrection { fields.append(("language_correction", false)) }
-        if outputs != Self.storableOutputs { fields.append(("outputs", .array(outputs.map { JSON($0) }))) }
+        if outputs != OutputFormat.storable { fields.append(("outputs", .array(outputs.map { JSON($0.rawValue) }))) }
         if !secondReading { fields.append(("second_reading", false)) }
         return .object(fields)
     }
@@ -85,8 +82,8 @@ public struct PageOptions: Sendable, Equatable {
         languageCorrection = json?["language_correction"]?.boolValue ?? true
         secondReading = json?["second_reading"]?.boolValue ?? true
         outputs = json?["outputs"]?.arrayValue.map { items in
-            Self.storableOutputs.filter { name in items.contains { $0.stringValue == name } }
-        } ?? Self.storableOutputs
+            OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
+        } ?? OutputFormat.storable
     }
 
     /// The languages are to be chosen per page (`--lang auto`).

@@ -1,35 +1,18 @@
 import FarmCore
 import FarmStore
 
-/// What `ocrfarm export` writes: one searchable PDF per document, one file per page for the other formats.
-public enum ExportFormat: String, Sendable, CaseIterable {
-    case pdf, txt, hocr, alto, page, json
-
-    /// How the format's file names end: `<document>.pdf`, `<document>/<page>.txt`, `….hocr`, `….alto.xml`,
-    /// `….page.xml`, `….json`.
-    public var fileExtension: String {
-        switch self {
-        case .pdf: "pdf"
-        case .txt: "txt"
-        case .hocr: "hocr"
-        case .alto: "alto.xml"
-        case .page: "page.xml"
-        case .json: "json"
-        }
-    }
-}
-
 /// What to export.
 public struct ExportOptions: Sendable {
-    /// The formats to write, in this order.
-    public var formats: [ExportFormat]
+    /// The formats to write, in this order: one searchable PDF per document, one file per page for the others
+    /// (`OutputFormat.fileExtension`).
+    public var formats: [OutputFormat]
     /// Names of the documents to export, as submitted or their file names (`Store.documents(named:)`; a name may
     /// belong to several documents); empty: every document.
     public var documents: [String]
     /// Leave out documents with pages not done, instead of exporting their done pages.
     public var completeOnly: Bool
 
-    public init(formats: [ExportFormat] = ExportFormat.allCases, documents: [String] = [], completeOnly: Bool = false) {
+    public init(formats: [OutputFormat] = OutputFormat.exported, documents: [String] = [], completeOnly: Bool = false) {
         self.formats = formats
         self.documents = documents
         self.completeOnly = completeOnly
@@ -195,7 +178,7 @@ public final class StoreExport {
         let digits = max(4, String(max(document.pageCount, 1)).count)
         let pdf = options.formats.contains(.pdf) ? DocumentPDF(directory: folder.stagingPath, prefix: "d\(document.id)") : nil
         var subfolder: ExportFolder.Subfolder?
-        var missing: [ExportFormat: (count: Int, pages: [Int])] = [:]
+        var missing: [OutputFormat: (count: Int, pages: [Int])] = [:]
         let filesBefore = summary.files
         var after = 0
         while true {
@@ -207,7 +190,7 @@ public final class StoreExport {
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.
                     let bytes = try store.read { () throws -> [UInt8]? in
-                        format == .txt ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                        format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
                     }
                     guard let bytes else {
                         missing[format, default: (0, [])].count += 1
@@ -239,13 +222,12 @@ public final class StoreExport {
         }
         if !missing.isEmpty {
             let outputs = try store.read { try store.options(of: document.id) }?.outputs
-            let submitted = outputs.map { " (submitted with --outputs \($0.isEmpty ? "none" : $0.joined(separator: ",")))" } ?? ""
+            let submitted = outputs.map { " (submitted with --outputs \($0.isEmpty ? "none" : $0.map(\.rawValue).joined(separator: ",")))" } ?? ""
             for format in options.formats {
                 guard let gap = missing[format] else { continue }
                 var list = gap.pages.map(String.init).joined(separator: ", ")
                 if gap.count > gap.pages.count { list += " and \(gap.count - gap.pages.count) more" }
-                let what = format == .txt ? "text" : format.rawValue
-                warn("document \(shown): no stored \(what) for page\(gap.count == 1 ? "" : "s") \(list)\(submitted); left out of the \(format.rawValue) export")
+                warn("document \(shown): no stored \(format.rawValue) for page\(gap.count == 1 ? "" : "s") \(list)\(submitted); left out of the \(format.exportName) export")
             }
         }
         if summary.files > filesBefore {

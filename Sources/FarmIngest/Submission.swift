@@ -1,6 +1,5 @@
 import Crypto
 import FarmCore
-import FarmPipeline
 import FarmStore
 #if canImport(Glibc)
 import Glibc

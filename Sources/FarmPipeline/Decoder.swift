@@ -16,8 +16,6 @@ public struct DecodedPage {
     public let declaredResolution: Int
     /// The EXIF orientation applied to a JPEG (1: none), so `image` is the picture as people see it.
     public let exifOrientation: Int
-    /// The picture of the page to keep (for the PDF), the same size as `image`, when it differs from what is read.
-    public var keptImage: Pix?
     /// The page as decoded, before the correction stages, for the second reading of a weak page.
     public var uncorrected: UncorrectedImage?
 
@@ -47,7 +45,7 @@ public enum Decoder {
         do {
             image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
         } catch {
-            let code: FailureCode = error.message.hasPrefix(ImageTooLarge.marker) ? .imageTooLarge : .decodeFailed
+            let code: FailureCode = error.kind == .imageTooLarge ? .imageTooLarge : .decodeFailed
             throw PageFailure(stage: stage, code: code, message: error.message)
         }
         let format = image.inputFormat

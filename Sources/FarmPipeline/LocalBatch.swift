@@ -29,18 +29,19 @@ public final class LocalBatch: Sendable {
 
     public let paths: [String]
     public let slots: Int
-    public let options: RecognitionOptions
+    /// The one-page documents each page is rendered as (`PageProcessor.process`).
+    public let outputs: [OutputFormat]
     public let pageOptions: PageOptions
     /// Largest input file read, in bytes.
     public let maxFileBytes: Int
     private let makeProcessor: ProcessorFactory
 
-    public init(paths: [String], slots: Int, options: RecognitionOptions, pageOptions: PageOptions = PageOptions(),
+    public init(paths: [String], slots: Int, outputs: [OutputFormat] = [], pageOptions: PageOptions = PageOptions(),
                 maxFileBytes: Int = 1 << 30, makeProcessor: @escaping ProcessorFactory)
     {
         self.paths = paths
         self.slots = max(1, slots)
-        self.options = options
+        self.outputs = outputs
         self.pageOptions = pageOptions
         self.maxFileBytes = maxFileBytes
         self.makeProcessor = makeProcessor
@@ -151,8 +152,8 @@ public final class LocalBatch: Sendable {
         let outcome: Result<RecognizedPage, PageFailure>
         do throws(PageFailure) {
             let name = job.pageCount > 1 ? "\(job.path) [page \(job.page + 1)]" : job.path
-            let page = try processor.process(.image(job.bytes, index: job.page), options: pageOptions,
-                                             renderings: options.renderings, sourceName: name, pageNumber: job.sequence)
+            let page = try processor.process(.image(job.bytes, index: job.page), options: pageOptions, outputs: outputs,
+                                             sourceName: name)
             outcome = .success(page)
         } catch {
             outcome = .failure(error)

@@ -1,11 +1,15 @@
 import FarmCore
-import FarmExport
+import FarmRender
 import Leptonica
 import Synchronization
 import Tesseract
 
-/// Renders a recognized page as a one-page searchable PDF (our own text layer; see `SearchablePDF`).
+/// Renders a recognized page as a one-page searchable PDF (our own text layer; see `SearchablePDF`). The page
+/// image is compressed here, where the Leptonica image is, and the glyphless font comes from Tesseract's data:
+/// `SearchablePDF` (FarmRender) writes the document from them without either library.
 enum PDFRendering {
+    static let stage = "render"
+
     /// Tesseract's glyphless font, read once from the installed language data.
     private static let cachedFont = Mutex<[UInt8]?>(nil)
 
@@ -13,7 +17,7 @@ enum PDFRendering {
         if let font = cachedFont.withLock({ $0 }) { return font }
         let path = TesseractEngine.defaultDataPath + "/pdf.ttf"
         guard let bytes = try? FileSystem.read(path), !bytes.isEmpty else {
-            throw PageFailure(stage: "render", code: .ocrFailed,
+            throw PageFailure(stage: stage, code: .ocrFailed,
                               message: "cannot read \(path), the glyphless font for PDF text (Debian: libtesseract5)")
         }
         cachedFont.withLock { $0 = bytes }
@@ -26,7 +30,7 @@ enum PDFRendering {
         do throws(LeptonicaError) {
             compressed = try image.compressedForPDF()
         } catch {
-            throw PageFailure(stage: "render", code: .internalError, message: error.description)
+            throw PageFailure(stage: stage, code: .internalError, message: error.description)
         }
         let colorSpace: String
         if let palette = compressed.palette {

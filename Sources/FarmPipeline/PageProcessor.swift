@@ -1,5 +1,6 @@
 import FarmAnalysis
 import FarmCore
+import FarmRender
 import FarmRuntime
 import Leptonica
 import Tesseract
@@ -10,6 +11,30 @@ public enum PageSource: Sendable {
     case image([UInt8], index: Int)
     /// PDF bytes; `index` picks the page to rasterize.
     case pdf([UInt8], index: Int)
+}
+
+extension PageSource {
+    /// The page of the file the source is, from 0.
+    var index: Int {
+        switch self {
+        case .image(_, let index), .pdf(_, let index): index
+        }
+    }
+}
+
+/// A page read, and the one-page documents asked for (`PageProcessor.process(_:options:outputs:sourceName:)`).
+public struct RecognizedPage: Sendable {
+    public var result: PageResult
+    /// Complete one-page documents, in the order they were asked for.
+    public var renderings: [(format: OutputFormat, bytes: [UInt8])]
+
+    public init(result: PageResult, renderings: [(format: OutputFormat, bytes: [UInt8])] = []) {
+        self.result = result
+        self.renderings = renderings
+    }
+
+    /// The document in `format`, if it was rendered.
+    public func rendering(_ format: OutputFormat) -> [UInt8]? { renderings.first { $0.format == format }?.bytes }
 }
 
 /// Which engine a slot runs.
@@ -51,16 +76,6 @@ public final class PageProcessor {
         }
     }
 
-    /// A processor with a recognizer of the caller's making (a scripted engine in tests).
-    public init(limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = PipelineOptions.none,
-                recognizer: @escaping () throws(PageFailure) -> any PageRecognizer)
-    {
-        engine = .tesseract
-        self.limits = limits
-        self.pipelineOverride = pipeline
-        makeRecognizer = { _ throws(PageFailure) in try recognizer() }
-    }
-
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page); with `auto`
     /// the engines are made as pages need them.
     public func prepare(languages: [String]) throws(PageFailure) {
@@ -74,17 +89,26 @@ public final class PageProcessor {
         engine == .none ? "none" : recognizers.values.first?.engineName ?? "tesseract"
     }
 
-    /// Decodes, corrects and recognizes one page; every failure is a `PageFailure`, never a crash.
-    public func process(_ source: consuming PageSource, options: PageOptions, renderings: Set<OutputFormat> = [],
-                        sourceName: String = "", pageNumber: Int = 0) throws(PageFailure) -> RecognizedPage
+    /// The creator the documents of this engine name.
+    public static var documentCreator: DocumentCreator { DocumentCreator(engine: "tesseract \(TesseractInfo.version)") }
+
+    /// Decodes, corrects and recognizes one page, and renders it as each of `outputs` (`PageArtifacts`; the PDF
+    /// page from the kept page image); every failure is a `PageFailure`, never a crash. `sourceName` names the page
+    /// to the engine and in the documents.
+    public func process(_ source: consuming PageSource, options: PageOptions, outputs: [OutputFormat] = [],
+                        sourceName: String = "") throws(PageFailure) -> RecognizedPage
     {
         if engine == .none && !decodesWithoutEngine {
             return RecognizedPage(result: .empty(width: 0, height: 0, resolution: 0))
         }
+        // Nothing was read by the null engine, so there is nothing to render.
+        let outputs = engine == .none ? [] : outputs
         let start = Clock.monotonicNanoseconds
+        let pageNumber = source.index + 1
         let decoded = try Self.decode(source, limits: limits)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
+        let requestedLanguages = options.languages
         var options = options
         var languageFinding: JSON?
         if options.automaticLanguages {
@@ -103,29 +127,42 @@ public final class PageProcessor {
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
         if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
-        if renderings.contains(.pdf), let kept = context.keptImage, kept !== image {
+        // The picture the PDF page shows: the kept page image at the size of the one read.
+        var shown = image
+        if outputs.contains(where: \.needsPageImage), let kept = context.keptImage, kept !== image {
             do throws(LeptonicaError) {
-                corrected.keptImage = kept.width == image.width && kept.height == image.height ? kept
+                shown = kept.width == image.width && kept.height == image.height ? kept
                     : try kept.scaled(toWidth: image.width, height: image.height)
             } catch {
-                throw PageFailure(stage: "render", code: .internalError, message: error.description)
+                throw PageFailure(stage: PDFRendering.stage, code: .internalError, message: error.description)
             }
         }
         let recognizer = try recognizer(for: RecognizerKey(languages: options.languages,
                                                            languageCorrection: options.languageCorrection))
-        var page = try recognizer.recognize(corrected, pageNumber: pageNumber, options: RecognitionOptions(
-            timeoutMilliseconds: options.timeoutMilliseconds, renderings: renderings, sourceName: sourceName,
+        var result = try recognizer.recognize(corrected, options: RecognitionOptions(
+            timeoutMilliseconds: options.timeoutMilliseconds, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,
             level: options.level, languageCorrection: options.languageCorrection, secondReading: options.secondReading))
-        page.result.timings = [decodeTime] + context.timings + page.result.timings
+        // The PDF page is rendered from the result as read, in the corrected page's pixels (the boxes of the
+        // original image are not wanted there), and timed as a stage of its own.
+        var pdf: [UInt8]?
+        if outputs.contains(.pdf) {
+            let renderStart = Clock.monotonicNanoseconds
+            pdf = try PDFRendering.page(result, image: shown, resolution: corrected.declaredResolution, title: sourceName)
+            result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+        }
+        result.timings = [decodeTime] + context.timings + result.timings
         // The stages' findings, then the recognizer's (the accurate level's readings).
-        if case .object(let recognized) = page.result.findings { context.findings += recognized }
-        page.result.findings = context.findingsJSON
-        page.result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
-        page.result.originalWidth = context.originalWidth
-        page.result.originalHeight = context.originalHeight
-        if let analyzer { Self.analyze(&page.result, with: analyzer, languages: options.languages) }
-        return page
+        if case .object(let recognized) = result.findings { context.findings += recognized }
+        result.findings = context.findingsJSON
+        result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
+        result.originalWidth = context.originalWidth
+        result.originalHeight = context.originalHeight
+        if let analyzer { Self.analyze(&result, with: analyzer, languages: options.languages) }
+        let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
+                                              languages: requestedLanguages, created: Clock.now,
+                                              creator: Self.documentCreator)
+        return RecognizedPage(result: result, renderings: renderings)
     }
 
     /// The stage name of the language and keywords in the page's timings.
@@ -151,8 +188,8 @@ public final class PageProcessor {
             for probe in AutomaticLanguage.probes(installed: installed) {
                 let reader = try recognizer(for: RecognizerKey(languages: probe, languageCorrection: options.languageCorrection))
                 let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
-                                                pageNumber: 0, options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
-                let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read.result)
+                                                options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
+                let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read)
                 probed.append((probe.joined(separator: "+"), JSON(characters)))
                 if characters >= AutomaticLanguage.probeEvidence {
                     languages = probe

@@ -58,7 +58,7 @@ public final class TesseractRecognizer: PageRecognizer {
         engineName = "tesseract \(TesseractEngine.version) \(languages.joined(separator: "+"))"
     }
 
-    public func recognize(_ page: DecodedPage, pageNumber: Int, options: RecognitionOptions) throws(PageFailure) -> RecognizedPage {
+    public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
         let start = Clock.monotonicNanoseconds
         if options.candidates != engine.candidateCount { engine.candidateCount = options.candidates }
         var image = page.image
@@ -93,19 +93,8 @@ public final class TesseractRecognizer: PageRecognizer {
         // The model holds all that is needed now; the engines' copies of the page are freed before the next one.
         engine.releasePage()
         secondary?.releasePage()
-        var timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
-
-        var renderings: [OutputFormat: [UInt8]] = [:]
-        if !options.renderings.isEmpty {
-            let renderStart = Clock.monotonicNanoseconds
-            if options.renderings.contains(.pdf) {
-                renderings[.pdf] = try PDFRendering.page(result, image: page.keptImage ?? page.image,
-                                                         resolution: page.declaredResolution, title: options.sourceName)
-            }
-            timings.append(StageTiming(stage: "render", milliseconds: Clock.milliseconds(since: renderStart)))
-        }
-        result.timings = timings
-        return RecognizedPage(result: result, renderings: renderings)
+        result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
+        return result
     }
 
     /// A word in Latin script: an ASCII letter, and nothing but ASCII and full-width punctuation.

@@ -405,17 +405,15 @@ struct Slot {
                 let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
                 // The encoded page is needed only until it is decoded; the processor holds the last reference.
                 job.bytes = []
-                // The renderings the store keeps (none for the null engine: nothing was read).
-                let outputs = processor.engine == .none ? [] : job.options.outputs
-                let page = try processor.process(source, options: job.options, renderings: PageArtifacts.renderings(for: outputs),
-                                                 sourceName: job.source, pageNumber: Int(job.attempt.page.rawValue))
+                // The renderings the store keeps (the processor renders none for the null engine: nothing was read).
+                let page = try processor.process(source, options: job.options, outputs: job.options.outputs,
+                                                 sourceName: job.source)
                 let result = page.result
                 message = .result(ResultMessage(
                     attempt: job.attempt, engine: processor.engineName, meanConfidence: result.meanConfidence,
                     width: result.width, height: result.height, timings: result.timings,
                     text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
-                    artifacts: PageArtifacts.render(page, outputs: outputs, source: job.source, pageNumber: job.index + 1,
-                                                    languages: job.options.languages, created: Clock.now)))
+                    artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) }))
                 if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
             } catch {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))

@@ -5,12 +5,21 @@ import Glibc
 
 /// A failed Leptonica operation, with the messages Leptonica wrote while it ran (captured, never printed).
 public struct LeptonicaError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What went wrong, for callers that act on it (a failure code) without reading the message.
+    public enum Kind: Sendable, Equatable {
+        case failed
+        /// The image is over the pixel limit given to decoding; nothing was decoded.
+        case imageTooLarge
+    }
+
     public let operation: String
     public let message: String
+    public let kind: Kind
 
-    public init(_ operation: String, message: String) {
+    public init(_ operation: String, message: String, kind: Kind = .failed) {
         self.operation = operation
         self.message = message
+        self.kind = kind
     }
 
     /// Makes an error for `operation` from the messages Leptonica left on this thread since the last call,

@@ -71,11 +71,12 @@ extension Pix {
             let header: ImageHeader
             if let gif { header = gif.header } else { header = try Pix.header(of: bytes, page: page) }
             if header.pixelCount > maxPixels {
-                throw LeptonicaError("decode", message: ImageTooLarge.message(header: header, limit: maxPixels))
+                throw LeptonicaError("decode", message: ImageTooLarge.message(header: header, limit: maxPixels), kind: .imageTooLarge)
             }
             if let gif = gif?.gif, gif.totalPixels > maxPixels {
                 throw LeptonicaError("decode", message: ImageTooLarge.message(gifImages: gif.images,
-                                                                              pixels: gif.totalPixels, limit: maxPixels))
+                                                                              pixels: gif.totalPixels, limit: maxPixels),
+                                     kind: .imageTooLarge)
             }
         }
         let pointer: UnsafeMutablePointer<PIX>? = bytes.withUnsafeBufferPointer { buffer in
@@ -99,7 +100,7 @@ extension Pix {
         do {
             try self.init(encoded: bytes, maxPixels: maxPixels)
         } catch {
-            throw LeptonicaError("\(path)", message: error.message)
+            throw LeptonicaError("\(path)", message: error.message, kind: error.kind)
         }
     }
 
@@ -111,9 +112,9 @@ extension Pix {
     }
 }
 
-/// The message for an image over the pixel limit; callers map it to the failure code `image-too-large`.
-public enum ImageTooLarge {
-    public static let marker = "image too large"
+/// The message for an image over the pixel limit (a `LeptonicaError` of kind `imageTooLarge`).
+enum ImageTooLarge {
+    static let marker = "image too large"
 
     static func message(header: ImageHeader, limit: Int) -> String {
         let megapixels = Double(header.pixelCount) / 1_000_000

@@ -2,8 +2,16 @@ import CQPDF
 
 /// A failed qpdf operation, with what qpdf said (captured through its logger, never printed).
 public struct QPDFError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What went wrong, from qpdf's error code, for callers that act on it without reading the message.
+    public enum Kind: Sendable, Equatable {
+        case failed
+        /// The PDF is encrypted and the password (none, or the one given) does not open it.
+        case password
+    }
+
     public let operation: String
     public let message: String
+    public var kind: Kind = .failed
 
     public var description: String { "\(operation): \(message)" }
 }
@@ -75,10 +83,12 @@ public enum QPDF {
         let rc = read(handle)
         if (rc & Int32(QPDF_ERRORS)) != 0 || qpdf_has_error(handle) != 0 {
             var message = log.text
-            if let error = qpdf_get_error(handle), let text = qpdf_get_error_full_text(handle, error) {
-                message = String(cString: text)
+            var kind = QPDFError.Kind.failed
+            if let error = qpdf_get_error(handle) {
+                if let text = qpdf_get_error_full_text(handle, error) { message = String(cString: text) }
+                if qpdf_get_error_code(handle, error) == qpdf_e_password { kind = .password }
             }
-            throw QPDFError(operation: "read \(path)", message: message.isEmpty ? "cannot read the PDF" : message)
+            throw QPDFError(operation: "read \(path)", message: message.isEmpty ? "cannot read the PDF" : message, kind: kind)
         }
         let pages = qpdf_get_num_pages(handle)
         guard pages >= 0 else { throw QPDFError(operation: "read \(path)", message: "cannot count the pages") }

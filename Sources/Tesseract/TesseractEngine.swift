@@ -47,7 +47,6 @@ public final class TesseractEngine {
             TessBaseAPISetVariable(handle, "lstm_choice_mode", candidateCount > 0 ? "2" : "0")
         }
     }
-    private var hasResult = false
 
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(TesseractError) {
         LeptonicaLibrary.prepare()
@@ -108,12 +107,11 @@ public final class TesseractEngine {
 
     /// Recognizes `image` (any depth). `resolution` overrides the image's ppi tag (Tesseract assumes 70 when both
     /// are missing, which hurts). `timeoutMilliseconds` stops a page that runs too long with `.timeout`.
-    /// `inputName` names the image in hOCR and ALTO output. Without a resolution, Tesseract estimates one from
+    /// `inputName` names the image to Tesseract. Without a resolution, Tesseract estimates one from
     /// the text size, as its command line does.
     public func recognize(_ image: Leptonica.Pix, resolution: Int? = nil, timeoutMilliseconds: Int? = nil,
                           inputName: String? = nil) throws(TesseractError) -> Recognition
     {
-        hasResult = false
         TessBaseAPISetInputName(handle, inputName)
         TessBaseAPISetImage2(handle, image.pointer)
         if let resolution, resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(resolution)) }
@@ -139,7 +137,6 @@ public final class TesseractEngine {
             TessBaseAPIClear(handle)
             throw TesseractError(.recognition, "Tesseract could not recognize the image (\(image.width)x\(image.height), \(image.depth) bpp)")
         }
-        hasResult = true
         return collect(width: image.width, height: image.height)
     }
 
@@ -149,7 +146,6 @@ public final class TesseractEngine {
                           resolution: Int? = nil) -> [Recognition?]
     {
         guard !regions.isEmpty else { return [] }
-        hasResult = false
         let previous = pageSegmentationMode
         defer { pageSegmentationMode = previous }
         pageSegmentationMode = mode
@@ -162,63 +158,19 @@ public final class TesseractEngine {
             _ = LeptonicaLibrary.takeMessages()
             results.append(rc == 0 ? collect(width: image.width, height: image.height) : nil)
         }
-        hasResult = results.last.map { $0 != nil } ?? false
         return results
     }
 
     /// Frees what the engine keeps of the last page (its copy of the image, the thresholded image, the layout):
-    /// a slot between pages then holds only the models. The page's text and renderings are gone with it.
+    /// a slot between pages then holds only the models. The page's text is gone with it.
     public func releasePage() {
-        hasResult = false
         TessBaseAPIClear(handle)
     }
 
     /// The text of the last recognized page.
     public func text() -> String { takeText(TessBaseAPIGetUTF8Text(handle)) }
 
-    /// hOCR of the last recognized page: one `<div class='ocr_page'>`, without the document around it.
-    public func hocr(pageNumber: Int = 0) -> String { takeText(TessBaseAPIGetHOCRText(handle, Int32(pageNumber))) }
-
-    /// ALTO of the last recognized page: one `<Page>` element, without the document around it.
-    public func alto(pageNumber: Int = 0) -> String { takeText(TessBaseAPIGetAltoText(handle, Int32(pageNumber))) }
-
-    /// TSV rows (level, page, block, paragraph, line, word, left, top, width, height, conf, text), no header.
-    public func tsv(pageNumber: Int = 0) -> String { takeText(TessBaseAPIGetTsvText(handle, Int32(pageNumber))) }
-
     public func meanConfidence() -> Int { Int(TessBaseAPIMeanTextConf(handle)) }
-
-    /// A one-page searchable PDF of the last recognized page: the image with the text invisible on top (or the
-    /// text alone with `textOnly`). Page size follows the resolution given to `recognize`.
-    /// `fallbackResolution` sets the page size for images whose resolution was unknown at recognition.
-    /// `pageImage` replaces the recognized image as the picture of the page (it must have the same size): the
-    /// page can be read in gray and kept in color or black and white.
-    public func searchablePDF(title: String = "ocrfarm", textOnly: Bool = false, fallbackResolution: Int? = nil,
-                              pageImage: Pix? = nil) throws(TesseractError) -> [UInt8]
-    {
-        guard hasResult else { throw TesseractError(.recognition, "no page has been recognized") }
-        // With an input name, Tesseract embeds that file's JPEG bytes as the page picture, which is the photo
-        // before correction; the picture must be the image that was read (or `pageImage`).
-        TessBaseAPISetInputName(handle, nil)
-        if let pageImage {
-            // Tesseract takes ownership of the image it is given (and drops it at the next SetImage): a new reference.
-            TessBaseAPISetInputImage(handle, pixClone(pageImage.pointer))
-        }
-        if let fallbackResolution { TessBaseAPISetSourceResolution(handle, Int32(fallbackResolution)) }
-        let directory = makeTemporaryDirectory()
-        defer { removeTemporaryDirectory(directory) }
-        let base = directory + "/page"
-        guard let dataPath = TessBaseAPIGetDatapath(handle),
-              let renderer = TessPDFRendererCreate(base, dataPath, textOnly ? 1 : 0)
-        else { throw TesseractError(.recognition, "cannot create the PDF renderer") }
-        let ok = TessResultRendererBeginDocument(renderer, title) != 0
-            && TessResultRendererAddImage(renderer, handle) != 0
-            && TessResultRendererEndDocument(renderer) != 0
-        TessDeleteResultRenderer(renderer)
-        guard ok, let bytes = readWholeFile(base + ".pdf"), !bytes.isEmpty else {
-            throw TesseractError(.recognition, "the PDF renderer failed")
-        }
-        return bytes
-    }
 
     // MARK: Result collection
 
@@ -419,36 +371,3 @@ func monotonicMilliseconds() -> Int {
     return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
 }
 
-func makeTemporaryDirectory() -> String {
-    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-    var template = Array((base + "/ocrfarm-tess-XXXXXX").utf8CString)
-    return template.withUnsafeMutableBufferPointer { buffer in
-        guard let result = mkdtemp(buffer.baseAddress!) else { return base }
-        return String(cString: result)
-    }
-}
-
-func removeTemporaryDirectory(_ path: String) {
-    guard let directory = opendir(path) else { return }
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
-        if name != "." && name != ".." { unlink(path + "/" + name) }
-    }
-    closedir(directory)
-    rmdir(path)
-}
-
-func readWholeFile(_ path: String) -> [UInt8]? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-        if count == 0 { break }
-        bytes.append(contentsOf: chunk[..<count])
-    }
-    return bytes
-}

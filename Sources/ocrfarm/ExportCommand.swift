@@ -13,7 +13,7 @@ struct ExportCommand: Command {
         OptionSpec("--document", value: "NAME", repeatable: true,
                    "Only this document (its name as submitted, or the file name); may be repeated. Default: all."),
         OptionSpec("--format", value: "LIST",
-                   "Formats to write: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")) (comma-separated; default: all)."),
+                   "Formats to write: \(OutputFormat.exported.map(\.exportName).joined(separator: ", ")) (comma-separated; default: all)."),
         OptionSpec("--complete-only", "Skip documents that have pages not done yet, instead of exporting their done pages."),
     ]
     static let discussion = """
@@ -48,13 +48,13 @@ struct ExportCommand: Command {
         guard let out = arguments.string("--out"), !out.isEmpty else { throw UsageError(message: "--out DIR is required") }
         outPath = out
         storePath = StoreOption.path(arguments)
-        var formats = ExportFormat.allCases
+        var formats = OutputFormat.exported
         if let list = arguments.string("--format") {
             let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed }
             formats = []
             for name in names {
-                guard let format = ExportFormat(rawValue: name) else {
-                    throw UsageError(message: "--format takes \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+                guard let format = OutputFormat(exportName: name) else {
+                    throw UsageError(message: "--format takes \(OutputFormat.exported.map(\.exportName).joined(separator: ", ")), not '\(name)'")
                 }
                 if !formats.contains(format) { formats.append(format) }
             }

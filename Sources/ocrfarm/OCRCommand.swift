@@ -65,7 +65,7 @@ struct OCRCommand: Command {
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels)
         let batch = LocalBatch(
-            paths: paths, slots: jobs, options: RecognitionOptions(renderings: format.renderings), pageOptions: pageOptions,
+            paths: paths, slots: jobs, outputs: writer.pageRenderings, pageOptions: pageOptions,
             makeProcessor: { PageProcessor(engine: engine == "none" ? .none : .tesseract, limits: limits) })
 
         var filesWithPages = Set<String>()
@@ -88,14 +88,6 @@ struct OCRCommand: Command {
         try writer.finish()
         if filesWithFailures.isEmpty { return .success }
         return filesWithPages.isEmpty ? .noInput : .dataError
-    }
-}
-
-extension OutputFormat {
-    /// What the engine must render for this output.
-    var renderings: Set<OutputFormat> {
-        // hOCR, ALTO and PAGE are rendered from the result model (FarmExport); only the PDF needs the engine.
-        self == .pdf ? [.pdf] : []
     }
 }
 

@@ -1,6 +1,7 @@
 import FarmCore
 import FarmExport
 import FarmPipeline
+import FarmRender
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +22,11 @@ final class OutputWriter {
     /// PAGE XML holds one page per document: pages wait here until the end.
     private var pageDocuments: [(name: String, xml: String)] = []
 
-    static var system: String { PageArtifacts.software }
+    static var system: String { PageProcessor.documentCreator.software }
+
+    /// The one-page documents the pages are to come with: a format that needs the page image (the PDF) is merged
+    /// from the pages' own documents; the others are written here from the result model, one document for all.
+    var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
 
     init(format: OutputFormat, path: String?, languages: [String] = ["eng"]) throws {
         self.format = format
@@ -74,15 +79,11 @@ final class OutputWriter {
             emit((pagesWritten > 0 ? "\u{0C}" : "") + page.result.text)
             pagesWritten += 1
         case .json:
-            var fields: [(String, JSON)] = [("source", JSON(report.path)), ("page", JSON(report.page + 1))]
-            switch report.outcome {
-            case .success(let page):
-                if case .object(let resultFields) = page.result.json { fields += resultFields }
-            case .failure(let failure):
-                fields.append(("error", .object([("code", JSON(failure.code.rawValue)), ("stage", JSON(failure.stage)),
-                                                 ("message", JSON(failure.message))])))
+            let document = switch report.outcome {
+            case .success(let page): PageArtifacts.json(source: report.path, page: report.page + 1, result: page.result)
+            case .failure(let failure): PageArtifacts.json(source: report.path, page: report.page + 1, failure: failure)
             }
-            emit((pagesWritten > 0 ? ",\n" : "") + JSON.object(fields).rendered)
+            emit((pagesWritten > 0 ? ",\n" : "") + document.rendered)
             pagesWritten += 1
         case .hocr, .alto, .page:
             guard case .success(let page) = report.outcome else { return }
@@ -97,7 +98,7 @@ final class OutputWriter {
             default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: Self.system, created: Clock.now)))
             }
         case .pdf:
-            guard case .success(let page) = report.outcome, let rendering = page.renderings[.pdf], let pdf else { return }
+            guard case .success(let page) = report.outcome, let rendering = page.rendering(.pdf), let pdf else { return }
             do {
                 try pdf.append(rendering)
             } catch {
@@ -134,7 +135,7 @@ final class OutputWriter {
     /// ALTO names one source image per document: the first page's (each `Page` has its number).
     private func emitALTOHeader(imageName: String) {
         emit(ALTO.header(imageName: imageName, software: "ocrfarm",
-                         version: PageArtifacts.version))
+                         version: PageProcessor.documentCreator.version))
     }
 
     /// One page: the PAGE document itself. Several: one file each in the folder given by --out.

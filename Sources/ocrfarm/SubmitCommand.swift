@@ -32,10 +32,10 @@ enum SubmitOptionSpecs {
         var pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages, timeoutMilliseconds: timeout))
         if let list = arguments.string("--outputs") {
             let names = list == "none" ? [] : list.split(separator: ",").map { String($0).trimmed }
-            for name in names where !PageOptions.storableOutputs.contains(name) {
-                throw UsageError(message: "--outputs takes \(PageOptions.storableOutputs.joined(separator: ", ")) or none, not '\(name)'")
+            for name in names where !OutputFormat.storable.map(\.rawValue).contains(name) {
+                throw UsageError(message: "--outputs takes \(OutputFormat.storable.map(\.rawValue).joined(separator: ", ")) or none, not '\(name)'")
             }
-            pageOptions.outputs = PageOptions.storableOutputs.filter(names.contains)
+            pageOptions.outputs = OutputFormat.storable.filter { names.contains($0.rawValue) }
         }
         return SubmitOptions(documentName: arguments.string("--document"),
                              priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,

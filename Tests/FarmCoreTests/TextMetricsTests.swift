@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import TestSupport
 
 @Suite("Character error rate")
 struct TextMetricsTests {

@@ -18,7 +18,7 @@ struct DewarpTests {
         let page = DecodedPage(image: try Pix(contentsOfFile: path), format: .jpeg, declaredResolution: 0)
         let (image, context) = try pipeline.run(page)
         let text = try TesseractRecognizer().recognize(DecodedPage(image: image, format: .png, declaredResolution: 0),
-                                                       pageNumber: 0, options: RecognitionOptions()).result.text
+                                                       options: RecognitionOptions()).text
         return (text, context)
     }
 

@@ -35,7 +35,7 @@ struct HarmTests {
         let (corrected, context) = try PagePipeline(options: PipelineOptions())
             .run(DecodedPage(image: image, format: .png, declaredResolution: 0))
         let page = DecodedPage(image: corrected, format: .png, declaredResolution: context.resolution)
-        let text = try TesseractRecognizer().recognize(page, pageNumber: 0, options: RecognitionOptions()).result.text
+        let text = try TesseractRecognizer().recognize(page, options: RecognitionOptions()).text
         return (text, context.findingsJSON)
     }
 

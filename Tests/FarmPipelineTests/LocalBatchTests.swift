@@ -18,7 +18,7 @@ struct LocalBatchTests {
         let missing = folder.file("missing.png")
         let paths = [png, bad, tiff, missing, png]
 
-        let batch = LocalBatch(paths: paths, slots: 3, options: RecognitionOptions()) { PageProcessor { NullRecognizer() } }
+        let batch = LocalBatch(paths: paths, slots: 3) { PageProcessor(engine: .none, pipeline: PipelineOptions.none) }
         var reports: [PageReport] = []
         try batch.run { reports.append($0) }
 
@@ -37,15 +37,13 @@ struct LocalBatchTests {
         #expect(unreadable.message.contains("No such file"))
     }
 
-    @Test("each slot creates its recognizer once and keeps it for every page")
+    @Test("each slot makes its processor (and so its recognizer) once and keeps it for every page")
     func recognizerReuse() throws {
         let png = folder.write("p.png", try Pix(contentsOfFile: Fixtures.phototest).encoded(as: .png))
         let created = Mutex(0)
-        let batch = LocalBatch(paths: Array(repeating: png, count: 20), slots: 2, options: RecognitionOptions()) {
-            PageProcessor {
-                created.withLock { $0 += 1 }
-                return NullRecognizer()
-            }
+        let batch = LocalBatch(paths: Array(repeating: png, count: 20), slots: 2) {
+            created.withLock { $0 += 1 }
+            return PageProcessor(engine: .none, pipeline: PipelineOptions.none)
         }
         var count = 0
         try batch.run { _ in count += 1 }
@@ -55,7 +53,7 @@ struct LocalBatchTests {
 
     @Test("when no recognizer can be made, the batch fails with the reason")
     func noEngine() {
-        let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2, options: RecognitionOptions(),
+        let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2,
                                pageOptions: PageOptions(languages: ["nonexistent"])) {
             PageProcessor(engine: .tesseract)
         }
@@ -69,8 +67,7 @@ struct LocalBatchTests {
 
     @Test("with real Tesseract, two slots read phototest and render its PDF page")
     func realEngine() throws {
-        let batch = LocalBatch(paths: [Fixtures.phototest, Fixtures.phototest], slots: 2,
-                               options: RecognitionOptions(renderings: [.pdf])) {
+        let batch = LocalBatch(paths: [Fixtures.phototest, Fixtures.phototest], slots: 2, outputs: [.pdf]) {
             PageProcessor(engine: .tesseract)
         }
         var reports: [PageReport] = []
@@ -85,7 +82,7 @@ struct LocalBatchTests {
                                                          "scale", "recognize", "render", "analyze"])
             #expect(page.result.language == "eng")
             #expect(page.result.keywords.contains("quick") && !page.result.keywords.contains("the"))
-            #expect(page.renderings[.pdf]?.starts(with: Array("%PDF".utf8)) == true)
+            #expect(page.rendering(.pdf)?.starts(with: Array("%PDF".utf8)) == true)
         }
     }
 }

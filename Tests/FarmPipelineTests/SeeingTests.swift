@@ -124,7 +124,7 @@ struct SeeingTests {
         #expect(paper(580..<620) >= 235, "right paper \(paper(580..<620))")
         #expect(context.keptImage == nil)   // in gray mode what is read is what is kept
         let text = try TesseractRecognizer().recognize(DecodedPage(image: flat, format: .png, declaredResolution: 0),
-                                                       pageNumber: 0, options: RecognitionOptions()).result.text
+                                                       options: RecognitionOptions()).text
         #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.03, "\(text)")
     }
 

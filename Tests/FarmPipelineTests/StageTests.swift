@@ -81,7 +81,7 @@ struct StageTests {
         #expect(context.toOriginal.apply(Point(Double(flat.width), Double(flat.height))).distance(to: quad[2]) < 1)
         // And the text reads again.
         let text = try TesseractRecognizer().recognize(DecodedPage(image: flat, format: .png, declaredResolution: 0),
-                                                       pageNumber: 0, options: RecognitionOptions()).result.text
+                                                       options: RecognitionOptions()).text
         #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.05, "\(text)")
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import FarmCore
 import QPDF
 import TestSupport
 
@@ -40,5 +41,25 @@ struct QPDFTests {
         #expect(info.pageCount == 1)
         #expect(!info.isEncrypted)
         #expect(QPDF.version.hasPrefix("11."))
+    }
+
+    @Test("a PDF that needs a password is told apart by qpdf's error code, not its message")
+    func password() throws {
+        let plain = folder.write("plain.pdf", TestPDF.onePage("alpha"))
+        let locked = folder.file("locked.pdf")
+        let qpdf = try #require(Run.which("qpdf"), "the qpdf program makes the encrypted PDF")
+        let made = try Run.process(qpdf, ["--encrypt", "user-secret", "owner-secret", "256", "--", plain, locked])
+        #expect(made.status == 0)
+        let bytes = try FileSystem.read(locked)
+        switch Result(catching: { () throws(QPDFError) in try QPDF.info(bytes: bytes, name: "locked.pdf") }) {
+        case .failure(let error): #expect(error.kind == .password)
+        case .success: Issue.record("an encrypted PDF opened without its password")
+        }
+        #expect(try QPDF.info(locked, password: "user-secret").isEncrypted)
+        let junk = folder.write("junk.pdf", Array("%PDF-1.4 this is not really a pdf".utf8))
+        switch Result(catching: { () throws(QPDFError) in try QPDF.info(junk) }) {
+        case .failure(let error): #expect(error.kind == .failed)
+        case .success: Issue.record("junk opened as a PDF")
+        }
     }
 }

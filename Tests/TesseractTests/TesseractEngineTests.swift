@@ -3,10 +3,6 @@ import Tesseract
 import Leptonica
 import FarmCore
 import TestSupport
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 @Suite("Tesseract engine", .serialized)
 final class TesseractEngineTests {
@@ -53,32 +49,6 @@ final class TesseractEngineTests {
     func reuse() throws {
         let texts = try (0..<3).map { _ in try engine.recognize(page).text }
         #expect(Set(texts).count == 1)
-    }
-
-    @Test("hOCR and ALTO of the page are well-formed XML that contain the words")
-    func hocrAndAlto() throws {
-        _ = try engine.recognize(page, inputName: "phototest.tif")
-        let hocr = engine.hocr(pageNumber: 0)
-        #expect(hocr.contains("ocrx_word"))
-        #expect(hocr.contains("quick"))
-        #expect(XMLCheck.isWellFormed("<root>" + hocr + "</root>"))
-        let alto = engine.alto(pageNumber: 0)
-        #expect(alto.contains("<String"))
-        #expect(alto.contains("CONTENT=\"quick\""))
-        #expect(XMLCheck.isWellFormed("<root>" + alto + "</root>"))
-    }
-
-    @Test("a searchable one-page PDF gives the text back through pdftotext")
-    func searchablePDF() throws {
-        _ = try engine.recognize(page)
-        let pdf = try engine.searchablePDF(title: "phototest")
-        #expect(pdf.starts(with: Array("%PDF-".utf8)))
-        let folder = TemporaryDirectory("tess-pdf")
-        let path = folder.write("page.pdf", pdf)
-        let output = try Run.process("/usr/bin/pdftotext", [path, "-"])
-        #expect(output.status == 0)
-        let cer = TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: output.text)
-        #expect(cer < 0.02, "pdftotext CER \(cer)")
     }
 
     @Test("candidates: alternative readings come ordered by confidence, best equal to the word")
@@ -167,11 +137,5 @@ struct OrientationTests {
         let detector = try OrientationDetector()
         let blank = try Pix(width: 600, height: 400, depth: 8)
         #expect(throws: TesseractError.self) { try detector.detect(blank) }
-    }
-}
-
-enum XMLCheck {
-    static func isWellFormed(_ text: String) -> Bool {
-        XMLParser(data: Data(text.utf8)).parse()
     }
 }

@@ -30,7 +30,7 @@ public enum SourceInspector {
                 guard info.pageCount > 0 else { return invalid(.pdfFailed, "the PDF has no pages", format: "pdf") }
                 return SourceInspection(kind: .pdf, pages: info.pageCount, format: "pdf", failure: nil)
             } catch {
-                if error.message.lowercased().contains("password") {
+                if error.kind == .password {
                     return invalid(.pdfEncrypted, "the PDF is encrypted and needs a password", format: "pdf")
                 }
                 return invalid(.pdfFailed, "cannot open the PDF: \(error.message)", format: "pdf")

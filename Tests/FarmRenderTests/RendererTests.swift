@@ -1,6 +1,6 @@
 import Testing
 import FarmCore
-@testable import FarmExport
+@testable import FarmRender
 
 @Suite("hOCR, ALTO and PAGE from the result model")
 struct RendererTests {

@@ -1,3 +1,4 @@
+// Test-only: how the tests score a reading against ground truth (no shipped module needs it).
 /// Character error rate, normalized the way `shared/bench/score.py` does it: whitespace runs become one space,
 /// ends are trimmed, and spaces next to CJK characters are dropped (Tesseract spaces Han text inconsistently).
 public enum TextMetrics {

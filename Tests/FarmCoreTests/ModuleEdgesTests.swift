@@ -1,0 +1,155 @@
+import Testing
+import FarmCore
+import TestSupport
+
+/// The module graph as Package.swift declares it: each target's name and the names of its direct dependencies.
+struct ModuleGraph {
+    enum Kind: String { case systemLibrary, target, executableTarget, testTarget }
+
+    struct Module {
+        let kind: Kind
+        let dependencies: [String]
+    }
+
+    let modules: [String: Module]
+
+    /// Reads the targets of a manifest. It is Swift, not data: this reads the shape every target here is written
+    /// in (`.kind(name: "X", dependencies: ["A", "B"], …)`), and `parsed` checks that nothing was missed.
+    init(manifest: String) {
+        let text = Array(manifest.utf8)
+        var found: [String: Module] = [:]
+        var starts: [(offset: Int, kind: Kind, name: String, end: Int)] = []
+        for kind in [Kind.systemLibrary, .target, .executableTarget, .testTarget] {
+            let opening = Array(".\(kind.rawValue)(name: \"".utf8)
+            var index = 0
+            while let at = Self.find(opening, in: text, from: index) {
+                let nameStart = at + opening.count
+                guard let close = text[nameStart...].firstIndex(of: UInt8(ascii: "\"")) else { break }
+                starts.append((at, kind, String(decoding: text[nameStart..<close], as: UTF8.self), close))
+                index = close
+            }
+        }
+        starts.sort { $0.offset < $1.offset }
+        for (position, start) in starts.enumerated() {
+            // A target's arguments run to the next target (or the end of the file).
+            let limit = position + 1 < starts.count ? starts[position + 1].offset : text.count
+            var dependencies: [String] = []
+            let label = Array("dependencies: [".utf8)
+            if let at = Self.find(label, in: text, from: start.end), at < limit {
+                var index = at + label.count
+                var depth = 1
+                var literal: [UInt8]?
+                while index < limit, depth > 0 {
+                    let byte = text[index]
+                    if var current = literal {
+                        if byte == UInt8(ascii: "\"") {
+                            // Only the names listed directly in the array are dependencies (not `condition:` values).
+                            if depth == 1 { dependencies.append(String(decoding: current, as: UTF8.self)) }
+                            literal = nil
+                        } else {
+                            current.append(byte)
+                            literal = current
+                        }
+                    } else if byte == UInt8(ascii: "\"") {
+                        literal = []
+                    } else if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "(") {
+                        depth += 1
+                    } else if byte == UInt8(ascii: "]") || byte == UInt8(ascii: ")") {
+                        depth -= 1
+                    }
+                    index += 1
+                }
+            }
+            found[start.name] = Module(kind: start.kind, dependencies: dependencies)
+        }
+        modules = found
+    }
+
+    /// Every module `name` depends on, directly or through others.
+    func closure(of name: String) -> Set<String> {
+        var seen = Set<String>()
+        var pending = modules[name]?.dependencies ?? []
+        while let next = pending.popLast() {
+            guard seen.insert(next).inserted else { continue }
+            pending += modules[next]?.dependencies ?? []
+        }
+        return seen
+    }
+
+    private static func find(_ needle: [UInt8], in text: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= text.count else { return nil }
+        var index = start
+        while index + needle.count <= text.count {
+            if text[index] == needle[0] && Array(text[index..<index + needle.count]) == needle { return index }
+            index += 1
+        }
+        return nil
+    }
+}
+
+@Suite("Module edges")
+struct ModuleEdgesTests {
+    /// Each C module and the one wrapper module that may import it.
+    static let wrappers = ["CZeroMQ": "ZeroMQ", "CSQLite": "SQLite", "CLeptonica": "Leptonica", "CTesseract": "Tesseract",
+                           "CQPDF": "QPDF", "CJemalloc": "Allocator", "CICU": "ICU", "CCrypto": "Crypto",
+                           "CMicroHTTPD": "MicroHTTPD"]
+    /// The worker side: what a worker links. None of it may reach the store.
+    static let workerSide = ["FarmWorker", "FarmPipeline", "FarmRender", "FarmAnalysis", "FarmRuntime", "FarmProtocol"]
+
+    let graph: ModuleGraph
+
+    init() throws {
+        graph = ModuleGraph(manifest: try FileSystem.readText(Fixtures.packageRoot + "/Package.swift"))
+    }
+
+    @Test("the manifest is read whole: every target and its dependencies")
+    func parsed() throws {
+        #expect(graph.modules.count >= 40)
+        #expect(graph.modules.values.filter { $0.kind == .systemLibrary }.count == Self.wrappers.count)
+        #expect(graph.modules["FarmCore"]?.dependencies == [])
+        #expect(graph.modules["Tesseract"]?.dependencies == ["CTesseract", "Leptonica"])
+        // Every dependency named is a module of the package (nothing was cut short or run together).
+        for (name, module) in graph.modules {
+            for dependency in module.dependencies {
+                #expect(graph.modules[dependency] != nil, "\(name) depends on '\(dependency)', which is no target")
+            }
+        }
+    }
+
+    @Test("a C module is imported by its own wrapper only; every C module has one")
+    func cModulesOnlyInTheirWrappers() {
+        for (name, module) in graph.modules where module.kind == .systemLibrary {
+            #expect(Self.wrappers[name] != nil, "C module \(name) has no wrapper listed here")
+        }
+        for (name, module) in graph.modules {
+            for dependency in module.dependencies where graph.modules[dependency]?.kind == .systemLibrary {
+                #expect(Self.wrappers[dependency] == name, "\(name) depends on the C module \(dependency)")
+            }
+        }
+    }
+
+    @Test("the worker side never links the store")
+    func workerSideWithoutStore() {
+        for name in Self.workerSide {
+            #expect(graph.modules[name] != nil, "no module \(name)")
+            let reached = graph.closure(of: name)
+            #expect(!reached.contains("FarmStore") && !reached.contains("SQLite"), "\(name) reaches the store")
+            #expect(!reached.contains("FarmExport"), "\(name) reaches FarmExport (store to folder)")
+        }
+    }
+
+    @Test("ingest (what submit needs) links neither Tesseract nor the pipeline")
+    func ingestWithoutEngine() {
+        let reached = graph.closure(of: "FarmIngest")
+        #expect(graph.modules["FarmIngest"] != nil)
+        for forbidden in ["Tesseract", "CTesseract", "FarmPipeline", "FarmWorker"] {
+            #expect(!reached.contains(forbidden), "FarmIngest reaches \(forbidden)")
+        }
+    }
+
+    @Test("the renderers depend on FarmCore only")
+    func renderersOnCoreOnly() {
+        #expect(graph.closure(of: "FarmRender") == ["FarmCore"])
+        #expect(graph.closure(of: "FarmCore").isEmpty)
+    }
+}
