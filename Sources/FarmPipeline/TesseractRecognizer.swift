@@ -73,7 +73,8 @@ public final class TesseractRecognizer: PageRecognizer {
         (image, tables) = try Self.tablePrepared(image)
         let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
         var result = PageResult(recognition, resolution: page.declaredResolution)
-        _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution)
+        _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution,
+                              uncorrected: page.uncorrected)
         if options.level == .fast && options.secondReading {
             result.findings = .object([("second_reading", readSecondTime(&result, first: recognition, page: page, image: image,
                                                                           options: options, since: start))])
