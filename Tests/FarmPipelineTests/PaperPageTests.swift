@@ -42,7 +42,9 @@ struct PaperPageTests {
         let whole = PageResult(recognition, resolution: 0)
         let cleaned = NoiseWords.removed(from: whole)
         #expect(cleaned.removed > 0)
-        #expect(cleaned.result.words.allSatisfy { $0.confidence >= NoiseWords.confidenceFloor || NoiseWords.holdsLetterRun($0.text) })
+        #expect(cleaned.result.words.allSatisfy {
+            $0.confidence >= NoiseWords.confidenceFloor || NoiseWords.holdsLetterRun($0.text) || NoiseWords.isNumber($0.text)
+        })
         let truth = try Self.truth()
         let before = Self.wordF1(reference: truth, hypothesis: TesseractRecognizer.text(of: whole))
         let after = Self.wordF1(reference: truth, hypothesis: TesseractRecognizer.text(of: cleaned.result))
@@ -56,10 +58,12 @@ struct PaperPageTests {
         let result = try processor.process(.image(Fixtures.read(Self.page), index: 0), options: PageOptions()).result
         let f1 = Self.wordF1(reference: try Self.truth(), hypothesis: result.text)
         #expect(f1 >= 0.712, "word F1 \(f1)")
-        #expect(result.words.allSatisfy { $0.confidence >= NoiseWords.confidenceFloor || NoiseWords.holdsLetterRun($0.text) })
+        #expect(result.words.allSatisfy {
+            $0.confidence >= NoiseWords.confidenceFloor || NoiseWords.holdsLetterRun($0.text) || NoiseWords.isNumber($0.text)
+        })
     }
 
-    @Test("misread words and custom words are never noise, and a page whose reading is mostly doubtful keeps it whole")
+    @Test("misread words, numbers and custom words are never noise, and a page whose reading is mostly doubtful keeps it whole")
     func weakPageKept() {
         func word(_ text: String, _ confidence: Double, x: Int) -> Word {
             Word(text: text, box: Rect(x: x, y: 0, width: 10, height: 10), confidence: confidence)
@@ -70,14 +74,15 @@ struct PaperPageTests {
             return PageResult(width: 100, height: 10, resolution: 0, text: "", meanConfidence: 0,
                               blocks: [Block(box: line.box, kind: "text", paragraphs: [paragraph])])
         }
-        let weak = page([word("5.0", 20, x: 0), word("Rl", 25, x: 20), word("TOTAL", 80, x: 40)])
+        let weak = page([word("~:", 20, x: 0), word("Rl", 25, x: 20), word("TOTAL", 80, x: 40)])
         #expect(NoiseWords.removed(from: weak).removed == 0)
         // A misread word keeps its letters and is kept; a scrap of symbols goes, unless it is a custom word.
         let mixed = page([word("Staghetinatien", 12, x: 0), word("S{Xy", 10, x: 10), word("Magnetization", 91, x: 20),
-                          word("field", 88, x: 40), word("A7-X", 15, x: 60), word("of", 95, x: 80)])
+                          word("field", 88, x: 40), word("A7-X", 15, x: 60), word("of", 95, x: 80),
+                          word("(0.25).", 8, x: 90)])
         let cleaned = NoiseWords.removed(from: mixed, keeping: ["A7-X"])
         #expect(cleaned.removed == 1)
-        #expect(cleaned.result.words.map(\.text) == ["Staghetinatien", "Magnetization", "field", "A7-X", "of"])
+        #expect(cleaned.result.words.map(\.text) == ["Staghetinatien", "Magnetization", "field", "A7-X", "of", "(0.25)."])
         let empty = page([word("Xj", 5, x: 0), word("ok", 90, x: 20), word("ok", 90, x: 40)])
         #expect(NoiseWords.removed(from: empty).result.words.map(\.text) == ["ok", "ok"])
     }
