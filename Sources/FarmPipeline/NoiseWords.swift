@@ -8,11 +8,11 @@ import FarmCore
 /// two ("ndture", "gnodify,"), and dropping them turned each small error into a whole missing word (all words under
 /// 30 dropped: synthetic scan CER 0.91% → 1.73%, clean 0.06% → 0.65%). Measured with scraps only (release build,
 /// first 20 docbank-sample pages with `score.py --nfkc`, first 10 SROIE receipts with `--fold-case`, first 12 of each
-/// synthetic set): docbank F1 0.8723 → 0.8745; SROIE F1 0.845 → 0.854, CER 15.3% → 14.5%; scan CER 0.91% → 0.83%;
-/// photo 0.36% → 0.37% (2 characters); clean unchanged at 0.06%.
+/// synthetic set; numbers kept as below): docbank F1 0.8723 → 0.8749; SROIE F1 0.845 → 0.853, CER 15.3% → 14.5%; scan
+/// CER 0.91% → 0.83%; photo 0.36% → 0.37% (2 characters); clean unchanged at 0.06%.
 ///
-/// Numbers are kept too (a table's cells: pubtabnet-sample F1 0.5717 → 0.5734 with them kept, in a simulation on
-/// main's words). A page whose reading is mostly doubtful keeps it whole: there the doubtful words are the reading.
+/// Numbers are kept too: a table's cells are what users search it for (pubtabnet-sample, all 20: F1 0.5720 →
+/// 0.5739; its CER rises 37.5% → 39.3%, the dropped scraps being dashes and brackets of the cells). A page whose reading is mostly doubtful keeps it whole: there the doubtful words are the reading.
 enum NoiseWords {
     /// Words read at less than this confidence (0–100), without a letter run, are noise.
     static let confidenceFloor = 30.0
