@@ -12,7 +12,9 @@ import FarmCore
 /// CER 0.91% → 0.83%; photo 0.36% → 0.37% (2 characters); clean unchanged at 0.06%.
 ///
 /// Numbers are kept too: a table's cells are what users search it for (pubtabnet-sample, all 20: F1 0.5720 →
-/// 0.5739; its CER rises 37.5% → 39.3%, the dropped scraps being dashes and brackets of the cells). A page whose reading is mostly doubtful keeps it whole: there the doubtful words are the reading.
+/// 0.5739; its CER rises 37.5% → 39.3%, the dropped scraps being dashes and brackets of the cells).
+///
+/// A page whose reading is mostly doubtful keeps it whole: there the doubtful words are the reading.
 enum NoiseWords {
     /// Words read at less than this confidence (0–100), without a letter run, are noise.
     static let confidenceFloor = 30.0
