@@ -90,6 +90,11 @@ public final class TesseractRecognizer: PageRecognizer {
             let corrected = CustomWords(options.words).correcting(result)
             if corrected.changed { result = corrected.result; result.text = Self.text(of: result) }
         }
+        // Without language correction the characters are kept as read; Chinese confidences are on another scale.
+        if options.languageCorrection && !plan.isUnspaced {
+            let cleaned = NoiseWords.removed(from: result, keeping: Set(options.words))
+            if cleaned.removed > 0 { result = cleaned.result; result.text = Self.text(of: result) }
+        }
         if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
         // The model holds all that is needed now; the engines' copies of the page are freed before the next one.
         engine.releasePage()
