@@ -17,7 +17,7 @@ struct TableTests {
             .run(DecodedPage(image: image, format: .png, declaredResolution: 0))
         var page = DecodedPage(image: corrected, format: .png, declaredResolution: context.resolution)
         page.uncorrected = UncorrectedImage(image: kept, toPage: context.toPage)
-        return try TesseractRecognizer().recognize(page, pageNumber: 0, options: RecognitionOptions()).result.text
+        return try TesseractRecognizer().recognize(page, options: RecognitionOptions()).text
     }
 
     @Test("a real table's numbers are read (the page and block readings dropped half of them: 0.52 found, F1 0.62)")
