@@ -49,11 +49,13 @@ let package = Package(
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
+        // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
+        .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmProtocol", "FarmExport", "FarmRender", "ZeroMQ", "Allocator",
+            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -79,6 +81,9 @@ let package = Package(
         .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
+        .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
+                                                                "ZeroMQ", "TestSupport"]),
+        .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),

@@ -47,7 +47,7 @@ public final class ZAPAuthenticator: Sendable {
     private static func serve(_ socket: Socket, authorized: Set<String>, until stopping: Flag) {
         var refused: Set<String> = []
         while !stopping.raised.load(ordering: .relaxed) {
-            let request: Message
+            let request: Frames
             do {
                 guard let message = try socket.receive(timeoutMilliseconds: 200) else { continue }
                 request = message
@@ -64,7 +64,7 @@ public final class ZAPAuthenticator: Sendable {
     }
 
     /// The reply to one ZAP request (RFC 27): version, request id, status code, status text, user id, metadata.
-    static func answer(_ request: Message, authorized: Set<String>, refused: inout Set<String>) -> Message {
+    static func answer(_ request: Frames, authorized: Set<String>, refused: inout Set<String>) -> Frames {
         guard request.count >= 6, request[0] == Array("1.0".utf8) else {
             Log.warning("malformed ZAP request", ["frames": String(request.count)])
             return [Array("1.0".utf8), request.count > 1 ? request[1] : [], Array("500".utf8), Array("malformed".utf8), [], []]

@@ -47,3 +47,22 @@ public enum Clock {
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }
+
+/// Where the coordinator and the worker read the time. Production passes `SystemTime`; tests pass a clock they
+/// move by hand, so lease expiry and heartbeat loss can be tested without waiting for them.
+public protocol TimeSource: Sendable {
+    /// Monotonic milliseconds, for deadlines and timeouts.
+    var monotonicMilliseconds: Int64 { get }
+    /// Wall-clock time in Unix seconds, for records.
+    var now: Double { get }
+    /// Waits this long (a driven clock moves on instead of waiting).
+    func sleep(milliseconds: Int)
+}
+
+/// The system's clocks (`Clock`).
+public struct SystemTime: TimeSource {
+    public init() {}
+    public var monotonicMilliseconds: Int64 { Clock.monotonicMilliseconds }
+    public var now: Double { Clock.now }
+    public func sleep(milliseconds: Int) { Clock.sleep(milliseconds: milliseconds) }
+}

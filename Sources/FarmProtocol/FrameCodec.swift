@@ -27,7 +27,7 @@ public enum FrameCodec {
             header = attemptFields(result.attempt) + [
                 ("engine", JSON(result.engine)), ("mean_confidence", .rounded(result.meanConfidence)),
                 ("width", JSON(result.width)), ("height", JSON(result.height)),
-                ("timings_ms", .object(result.timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
+                ("timings_ms", result.timings),
                 ("artifacts", .array(result.artifacts.map { JSON($0.0) })),
             ]
             blobs = [result.text, result.structure] + result.artifacts.map(\.1)
@@ -121,7 +121,7 @@ public enum FrameCodec {
                 attempt: try attempt(header), engine: string(header, "engine", default: ""),
                 meanConfidence: header["mean_confidence"]?.doubleValue ?? 0,
                 width: header["width"]?.intValue ?? 0, height: header["height"]?.intValue ?? 0,
-                timings: header["timings_ms"]?.objectValue?.map { StageTiming(stage: $0.0, milliseconds: $0.1.doubleValue ?? 0) } ?? [],
+                timings: timings(header["timings_ms"]),
                 text: blobs[0], structure: blobs[1], artifacts: Array(zip(names, blobs.dropFirst(2)))))
         case .fail:
             return .fail(FailMessage(attempt: try attempt(header), failure: PageFailure(
@@ -138,6 +138,14 @@ public enum FrameCodec {
         case .pong:
             return .pong(Probe(nonce: try int(header, "nonce"), version: string(header, "version", default: "")))
         }
+    }
+
+    /// The timings object as it came when it is one of numbers (the usual case: kept, not rebuilt); anything else
+    /// is read as leniently as before (non-numbers as 0, a non-object as none).
+    private static func timings(_ json: JSON?) -> JSON {
+        guard let json, let fields = json.objectValue else { return .object([]) }
+        if fields.allSatisfy({ $0.1.doubleValue != nil }) { return json }
+        return .object(fields.map { ($0.0, .rounded($0.1.doubleValue ?? 0, places: 1)) })
     }
 
     private static func attempt(_ header: JSON) throws(ProtocolError) -> AttemptID {

@@ -50,13 +50,6 @@ public enum Command: String, Sendable, CaseIterable {
     case pong = "PONG"
 }
 
-/// What kind of bytes a JOB carries.
-public enum SourceKind: String, Sendable {
-    /// An image file (PNG, JPEG, TIFF…); `index` picks the page of a multi-page TIFF.
-    case image
-    /// A PDF; `index` picks the page to rasterize.
-    case pdf
-}
 
 public struct Hello: Sendable, Equatable {
     public var worker: WorkerID
@@ -109,7 +102,9 @@ public struct ResultMessage: Sendable, Equatable {
     public var meanConfidence: Double
     public var width: Int
     public var height: Int
-    public var timings: [StageTiming]
+    /// Stage timings as the header's `timings_ms` object (stage: milliseconds to 0.1): made once by the slot and
+    /// carried as it is to the store, which keeps this JSON text.
+    public var timings: JSON
     /// The page text, UTF-8.
     public var text: [UInt8]
     /// The page structure (`PageResult.structureJSON`), UTF-8 JSON, stored as it comes.
@@ -120,6 +115,14 @@ public struct ResultMessage: Sendable, Equatable {
     public init(attempt: AttemptID, engine: String, meanConfidence: Double, width: Int, height: Int,
                 timings: [StageTiming], text: [UInt8], structure: [UInt8], artifacts: [(String, [UInt8])] = [])
     {
+        self.init(attempt: attempt, engine: engine, meanConfidence: meanConfidence, width: width, height: height,
+                  timings: Self.timingsJSON(timings), text: text, structure: structure, artifacts: artifacts)
+    }
+
+    /// A result whose timings are already the `timings_ms` object (as decoded from the wire).
+    public init(attempt: AttemptID, engine: String, meanConfidence: Double, width: Int, height: Int,
+                timings: JSON, text: [UInt8], structure: [UInt8], artifacts: [(String, [UInt8])] = [])
+    {
         self.attempt = attempt
         self.engine = engine
         self.meanConfidence = meanConfidence
@@ -129,6 +132,16 @@ public struct ResultMessage: Sendable, Equatable {
         self.text = text
         self.structure = structure
         self.artifacts = artifacts
+    }
+
+    /// The `timings_ms` object of a list of stage timings.
+    public static func timingsJSON(_ timings: [StageTiming]) -> JSON {
+        .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })
+    }
+
+    /// The timings as a list (for readers; the store takes `timings` as it is).
+    public var stageTimings: [StageTiming] {
+        timings.objectValue?.map { StageTiming(stage: $0.0, milliseconds: $0.1.doubleValue ?? 0) } ?? []
     }
 
     public static func == (a: ResultMessage, b: ResultMessage) -> Bool {

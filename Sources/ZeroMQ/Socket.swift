@@ -1,7 +1,8 @@
 import CZeroMQ
 
-/// One ZeroMQ message: a list of frames sent and received as a unit.
-public typealias Message = [[UInt8]]
+/// One ZeroMQ message: a list of frames sent and received as a unit. (Not called `Message`: that is the farm's
+/// protocol message, `FarmProtocol.Message`, which modules importing both would have to spell in full.)
+public typealias Frames = [[UInt8]]
 
 /// A ZeroMQ socket. Owns one `void*` socket, closed with `zmq_close` in `deinit` (or by `close()`), and one
 /// receive buffer (`zmq_msg_t`, at a stable heap address because small messages live inside it).
@@ -147,7 +148,7 @@ public final class Socket {
 
     /// Sends a multipart message. Returns false only with `dontWait` when nothing could be queued.
     @discardableResult
-    public func send(_ message: Message, dontWait: Bool = false) throws(ZMQError) -> Bool {
+    public func send(_ message: Frames, dontWait: Bool = false) throws(ZMQError) -> Bool {
         precondition(!message.isEmpty, "a message has at least one frame")
         for (index, frame) in message.enumerated() {
             // Once the first frame is queued, the rest of the message goes through atomically.
@@ -161,9 +162,11 @@ public final class Socket {
 
     /// Receives one whole multipart message, waiting at most `timeoutMilliseconds` (nil: forever, 0: don't wait).
     /// Returns nil when the time passed with nothing to read, or when a signal interrupted the wait.
-    public func receive(timeoutMilliseconds: Int? = nil) throws(ZMQError) -> Message? {
+    public func receive(timeoutMilliseconds: Int? = nil) throws(ZMQError) -> Frames? {
         let socket = try live("receive")
-        if let timeoutMilliseconds {
+        // With no wait, a non-blocking receive answers the same question as a poll would, one call cheaper (the
+        // coordinator and worker drain their sockets this way after every wake-up: a poll per message adds up).
+        if let timeoutMilliseconds, timeoutMilliseconds != 0 {
             var item = zmq_pollitem_t(socket: socket, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
             let rc = zmq_poll(&item, 1, timeoutMilliseconds)
             if rc < 0 {
@@ -173,7 +176,7 @@ public final class Socket {
             }
             if rc == 0 { return nil }
         }
-        var message: Message = []
+        var message: Frames = []
         while true {
             let rc = zmq_msg_recv(buffer, socket, message.isEmpty && timeoutMilliseconds != nil ? ZMQ_DONTWAIT : 0)
             if rc < 0 {

@@ -93,6 +93,14 @@ struct CoordinatorCommand: Command {
         self.configuration = configuration
     }
 
+    /// The end-to-end tests' poison page: with OCRFARM_TEST_CRASH_ON set, a page whose source contains its text
+    /// aborts the worker the way a crashing engine would. Only this command reads the variable; the worker library
+    /// just runs the hook it is given.
+    static func crashHook(trigger: String?) -> (@Sendable (Job) -> Void)? {
+        guard let trigger, !trigger.isEmpty else { return nil }
+        return { job in if job.source.contains(trigger) { abort() } }
+    }
+
     func run() throws -> ExitStatus {
         Shutdown.install()
         var configuration = configuration
@@ -195,10 +203,18 @@ struct WorkerCommand: Command {
             heartbeatMilliseconds: try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds,
             graceSeconds: try arguments.double("--grace", range: 0...86_400) ?? 30,
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
-            crashTrigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
+            beforePage: Self.crashHook(trigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"]),
             limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000))
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])
+    }
+
+    /// The end-to-end tests' poison page: with OCRFARM_TEST_CRASH_ON set, a page whose source contains its text
+    /// aborts the worker the way a crashing engine would. Only this command reads the variable; the worker library
+    /// just runs the hook it is given.
+    static func crashHook(trigger: String?) -> (@Sendable (Job) -> Void)? {
+        guard let trigger, !trigger.isEmpty else { return nil }
+        return { job in if job.source.contains(trigger) { abort() } }
     }
 
     func run() throws -> ExitStatus {

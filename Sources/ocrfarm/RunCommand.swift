@@ -1,11 +1,11 @@
 import FarmCoordinator
 import FarmCore
 import FarmIngest
+import FarmLocal
 import FarmPipeline
 import FarmProtocol
 import FarmRuntime
 import FarmStore
-import Synchronization
 import ZeroMQ
 #if canImport(Glibc)
 import Glibc
@@ -87,7 +87,12 @@ struct RunCommand: Command {
         var configuration = CoordinatorConfiguration(bind: "tcp://127.0.0.1:*", heartbeatMilliseconds: heartbeat)
         configuration.retry.maxAttempts = maxAttempts
         configuration.retry.baseDelay = retryDelay
-        let farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
+        let farm: EmbeddedFarm
+        do {
+            farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
+        } catch {
+            throw CommandFailure(.software, error.description)
+        }
         defer { farm.stop() }
         let logPath = storePath + ".log"
         var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
@@ -95,13 +100,9 @@ struct RunCommand: Command {
                                "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
         if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
         if let logFormat { workerArguments += ["--log-format", logFormat] }
-        func startWorker() throws -> ChildProcess {
-            try ChildProcess(executable: FileSystem.executablePath, arguments: workerArguments, outputPath: logPath)
-        }
-        var children: [ChildProcess] = []
-        defer { stopWorkers(children) }
-        for _ in 0..<workers { children.append(try startWorker()) }
-        var restarts = 0
+        let supervisor = try WorkerSupervisor(count: workers, executable: FileSystem.executablePath, arguments: workerArguments,
+                                              logPath: logPath, restartLimit: workers * 20)
+        defer { supervisor.stop() }
 
         let started = Clock.monotonicMilliseconds
         let alreadyDone = (initial[.done] ?? 0) + (initial[.failed] ?? 0)
@@ -134,18 +135,12 @@ struct RunCommand: Command {
                 lastPlainLine = now
             }
             if remaining <= 0 { break }
-            // A worker that dies (a crashing page, the OOM killer) is replaced, like a supervisor would; its pages
-            // come back to the queue when the coordinator notices it is gone.
-            for index in children.indices {
-                guard let status = children[index].poll() else { continue }
-                restarts += 1
-                if restarts > workers * 20 {
-                    bar.clear()
-                    throw CommandFailure(.software, "workers keep exiting (last status \(status)); see \(logPath)")
-                }
-                Log.warning("worker exited; starting another", ["pid": String(children[index].pid), "exit_status": String(status),
-                                                               "restarts": String(restarts)])
-                children[index] = try startWorker()
+            // A worker that dies (a crashing page, the OOM killer) is replaced; too many replacements end the run.
+            do {
+                try supervisor.replaceExited()
+            } catch {
+                bar.clear()
+                throw CommandFailure(.software, "\(error); see \(logPath)")
             }
             if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
             Clock.sleep(milliseconds: 50)
@@ -181,69 +176,10 @@ struct RunCommand: Command {
         return failed > 0 || !report.problems.isEmpty ? .dataError : .success
     }
 
-    private func stopWorkers(_ children: [ChildProcess]) {
-        for child in children { child.signal(SIGTERM) }
-        for child in children where child.wait(milliseconds: 10_000) == nil {
-            child.signal(SIGKILL)
-            child.wait()
-        }
-    }
-
     static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
         if s < 60 { return "\(s) s" }
         if s < 3600 { return "\(s / 60) min \(s % 60) s" }
         return "\(s / 3600) h \((s % 3600) / 60) min"
-    }
-}
-
-/// A coordinator on its own thread in this process, bound to a free loopback port.
-final class EmbeddedFarm: Sendable {
-    let endpoint: String
-    private final class Shared: Sendable {
-        let stop = Atomic<Bool>(false)
-        let failure = Mutex<String?>(nil)
-        let coordinator = Mutex<CoordinatorHandle?>(nil)
-    }
-
-    /// Lets the run's thread read the coordinator's counters (which are themselves behind a lock).
-    private final class CoordinatorHandle: @unchecked Sendable {
-        // Thread-safety: only `snapshot` is used from other threads, and it is guarded by the coordinator's mutex.
-        let coordinator: Coordinator
-        init(_ coordinator: Coordinator) { self.coordinator = coordinator }
-        var snapshot: CoordinatorCounters { coordinator.snapshot }
-    }
-    private let shared = Shared()
-    private let thread: NativeThread
-
-    init(storePath: String, context: Context, configuration: CoordinatorConfiguration) throws {
-        let started = BlockingQueue<Result<String, CommandFailure>>()
-        let shared = self.shared
-        thread = NativeThread.start(name: "coordinator") {
-            do {
-                let store = try Store(path: storePath)
-                let coordinator = try Coordinator(store: store, context: context, configuration: configuration)
-                shared.coordinator.withLock { $0 = CoordinatorHandle(coordinator) }
-                started.push(.success(coordinator.endpoint))
-                try coordinator.run(shouldStop: { shared.stop.load(ordering: .relaxed) })
-            } catch {
-                shared.failure.withLock { $0 = "\(error)" }
-                started.push(.failure(CommandFailure(.software, "cannot start the coordinator: \(error)")))
-            }
-        }
-        switch started.pop() {
-        case .success(let endpoint): self.endpoint = endpoint
-        case .failure(let failure): thread.join(); throw failure
-        case nil: thread.join(); throw CommandFailure(.software, "the coordinator did not start")
-        }
-    }
-
-    var counters: CoordinatorCounters { shared.coordinator.withLock { $0?.snapshot } ?? CoordinatorCounters() }
-    var failed: Bool { shared.failure.withLock { $0 != nil } }
-    var failure: String? { shared.failure.withLock { $0 } }
-
-    func stop() {
-        shared.stop.store(true, ordering: .relaxed)
-        thread.join()
     }
 }

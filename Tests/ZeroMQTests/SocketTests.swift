@@ -160,7 +160,7 @@ struct SocketTests {
         try subscriber.subscribe(Array("status".utf8))
         try subscriber.connect("inproc://news")
         // Subscriptions travel asynchronously; publish until one arrives.
-        var received: Message?
+        var received: Frames?
         for _ in 0..<50 where received == nil {
             try publisher.send([Array("other".utf8), [0]])
             try publisher.send([Array("status".utf8), [1]])

@@ -1,0 +1,71 @@
+import FarmCore
+import FarmProtocol
+import FarmStore
+
+/// Message handling: each message from a peer becomes a change of the registry or a pending store write.
+extension Coordinator {
+    func handle(_ frames: [[UInt8]]) {
+        guard frames.count >= 2 else {
+            countMalformed("no-routing-id", detail: "a message without sender")
+            return
+        }
+        let route = frames[0]
+        let message: FarmProtocol.Message
+        do throws(ProtocolError) {
+            message = try FrameCodec.decode(frames[1...])
+            if case .job = message { throw ProtocolError.unknownCommand("JOB from a worker") }
+            if case .pong = message { throw ProtocolError.unknownCommand("PONG from a peer") }
+        } catch {
+            countMalformed(error.kind, detail: error.description)
+            return
+        }
+        if case .ping(let probe) = message {
+            // A health probe: answered from the loop, so a hung loop fails it; the sender never becomes a worker.
+            _ = try? socket.send([route] + FrameCodec.encode(.pong(Probe(nonce: probe.nonce, version: FarmVersion.string))))
+            return
+        }
+        let now = time.monotonicMilliseconds
+        if case .hello(let hello) = message {
+            join(hello, route: route, now: now)
+            return
+        }
+        guard let id = routes[route], let worker = workers[id] else {
+            // A worker we do not know (we restarted, or it was declared lost): it must introduce itself again.
+            _ = try? socket.send([route] + FrameCodec.encode(.bye(Bye(reason: "unknown worker; send HELLO"))))
+            return
+        }
+        worker.lastHeard = now
+        worker.lastSeenWall = time.now
+        switch message {
+        case .credit(let n):
+            worker.credit = min(worker.credit + n, 1_000_000)
+        case .result(let result):
+            let lease = take(result.attempt)
+            let output = PageOutput(engine: result.engine, text: String(decoding: result.text, as: UTF8.self),
+                                    meanConfidence: result.meanConfidence, width: result.width, height: result.height,
+                                    structure: result.structure,
+                                    timings: result.timings.rendered,
+                                    artifacts: result.artifacts)
+            pending.append(.result(result.attempt, worker: id, output: output, startedAt: lease?.startedAt))
+        case .fail(let fail):
+            let lease = take(fail.attempt)
+            pending.append(.failure(fail.attempt, worker: id, failure: fail.failure, startedAt: lease?.startedAt,
+                                    outcome: .failed))
+        case .heartbeat:
+            break
+        case .bye(let bye):
+            leave(worker, reason: bye.reason, returned: Set(bye.returned))
+        case .hello, .job, .ping, .pong:
+            break
+        }
+    }
+
+    func countMalformed(_ kind: String, detail: String) {
+        counters.malformed[kind, default: 0] += 1
+        let total = counters.malformedTotal
+        // Logged sparingly: a hostile peer must not flood the log.
+        if total <= 10 || total % 1000 == 0 {
+            Log.warning("dropped a malformed message", ["kind": kind, "error": detail, "total": String(total)])
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import FarmCore
+import FarmProtocol
+import FarmStore
+
+/// The worker registry: who is connected, what each holds, and who has gone silent.
+extension Coordinator {
+    func join(_ hello: Hello, route: [UInt8], now: Int64) {
+        let worker: WorkerState
+        if let existing = workers[hello.worker] {
+            // The same worker on a new connection: keep the leases it still works on, take back the rest.
+            if existing.route != route { routes.removeValue(forKey: existing.route) }
+            worker = existing
+            worker.route = route
+            let held = Set(hello.held)
+            var returned = 0
+            for (page, lease) in worker.leases where !held.contains(lease.attempt) {
+                worker.leases.removeValue(forKey: page)
+                pending.append(.returned(lease.attempt, worker: hello.worker, startedAt: lease.startedAt))
+                returned += 1
+            }
+            Log.info("worker rejoined on a new connection", ["worker": hello.worker.rawValue, "host": hello.host,
+                                                             "leases_kept": String(worker.leases.count),
+                                                             "leases_returned": String(returned)])
+        } else {
+            worker = WorkerState(id: hello.worker, route: route)
+            workers[hello.worker] = worker
+            Log.info("worker joined", ["worker": hello.worker.rawValue, "host": hello.host, "slots": String(hello.slots),
+                                       "engine": hello.engine])
+        }
+        routes[route] = hello.worker
+        worker.hello = hello
+        worker.credit = 0
+        worker.lastHeard = now
+        worker.lastSeenWall = time.now
+        pending.append(.joined(hello))
+    }
+
+    func leave(_ worker: WorkerState, reason: String, returned: Set<AttemptID>) {
+        for lease in worker.leases.values {
+            if returned.contains(lease.attempt) {
+                pending.append(.returned(lease.attempt, worker: worker.id, startedAt: lease.startedAt))
+            } else {
+                pending.append(.lost(lease.attempt, worker: worker.id, startedAt: lease.startedAt,
+                                     message: "worker \(worker.id) left (\(reason)) while working on the page"))
+            }
+        }
+        worker.leases.removeAll()
+        remove(worker, state: "gone")
+        Log.info("worker left", ["worker": worker.id.rawValue, "reason": reason])
+    }
+
+    func remove(_ worker: WorkerState, state: String) {
+        workers.removeValue(forKey: worker.id)
+        routes.removeValue(forKey: worker.route)
+        pending.append(.left(worker.id, state: state))
+    }
+
+    /// Removes the in-memory lease of an attempt, wherever it is.
+    func take(_ attempt: AttemptID) -> LeaseInfo? {
+        for worker in workers.values {
+            if let lease = worker.leases[attempt.page], lease.attempt == attempt {
+                worker.leases.removeValue(forKey: attempt.page)
+                return lease
+            }
+        }
+        return nil
+    }
+
+    func checkLiveness(now: Int64) {
+        let limit = Int64(configuration.heartbeatMilliseconds * configuration.liveness)
+        for worker in Array(workers.values) where now - worker.lastHeard > limit {
+            counters.workersLost += 1
+            Log.warning("worker lost", ["worker": worker.id.rawValue, "silent_ms": String(now - worker.lastHeard),
+                                        "leases": String(worker.leases.count)])
+            for lease in worker.leases.values {
+                pending.append(.lost(lease.attempt, worker: worker.id, startedAt: lease.startedAt,
+                                     message: "worker \(worker.id) went silent while working on the page"))
+            }
+            worker.leases.removeAll()
+            remove(worker, state: "lost")
+        }
+    }
+
+    func sendHeartbeats(now: Int64) {
+        for worker in workers.values where now - worker.lastSent >= Int64(configuration.heartbeatMilliseconds) {
+            send(.heartbeat, to: worker)
+        }
+    }
+
+    func expireLeases() {
+        guard let expired = try? store.expiredLeases(now: time.now) else { return }
+        for (attempt, workerID, leasedAt) in expired {
+            if let workerID, let worker = workers[workerID] { worker.leases.removeValue(forKey: attempt.page) }
+            pending.append(.lost(attempt, worker: workerID ?? WorkerID("unknown"), startedAt: leasedAt,
+                                 message: "the lease ran out after \(Int(configuration.leaseSeconds)) s"))
+        }
+    }
+}
+
+/// What the coordinator knows about one connected worker.
+final class WorkerState {
+    let id: WorkerID
+    var route: [UInt8]
+    var hello: Hello?
+    var credit = 0
+    var lastHeard: Int64 = 0
+    var lastSent: Int64 = 0
+    var lastSeenWall: Double = 0
+    var leases: [PageID: LeaseInfo] = [:]
+
+    /// The page slots it announced (at least one).
+    var slots: Int { max(1, hello?.slots ?? 1) }
+
+    init(id: WorkerID, route: [UInt8]) {
+        self.id = id
+        self.route = route
+    }
+}
+
+struct LeaseInfo {
+    let attempt: AttemptID
+    let startedAt: Double
+}

@@ -1,0 +1,82 @@
+import Allocator
+import FarmCore
+import FarmPipeline
+import FarmProtocol
+import ZeroMQ
+
+/// A job handed to a slot, tagged with the connection it came on.
+struct SlotJob: Sendable {
+    let job: Job
+    let generation: Int
+}
+
+/// What a slot hands the network thread: the RESULT or FAIL already encoded for the wire, with its attempt in a
+/// small frame in front. The network thread needs only the attempt (to tell the tracker), so it reads that frame
+/// and forwards the rest as it is, instead of decoding the message and encoding it again.
+enum SlotOutcome {
+    /// `[attempt: page id, attempt number, 8 bytes each, little-endian] + wire frames`.
+    static func frames(_ attempt: AttemptID, _ message: FarmProtocol.Message) -> [[UInt8]] {
+        var tag: [UInt8] = []
+        tag.reserveCapacity(16)
+        withUnsafeBytes(of: attempt.page.rawValue.littleEndian) { tag.append(contentsOf: $0) }
+        withUnsafeBytes(of: Int64(attempt.number).littleEndian) { tag.append(contentsOf: $0) }
+        return [tag] + FrameCodec.encode(message)
+    }
+
+    /// The attempt in front and the wire frames after it; nil for anything that is not a slot's outcome.
+    static func split(_ frames: [[UInt8]]) -> (attempt: AttemptID, wire: [[UInt8]])? {
+        guard frames.count >= 2, frames[0].count == 16 else { return nil }
+        func int64(_ offset: Int) -> Int64 {
+            frames[0][offset..<offset + 8].reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        }
+        return (AttemptID(page: PageID(int64(0)), number: Int(int64(8))), Array(frames[1...]))
+    }
+}
+
+/// One page slot: takes jobs, runs the pipeline, sends the outcome to the network thread.
+struct Slot {
+    let processor: PageProcessor
+    let socket: Socket
+    let jobs: BlockingQueue<SlotJob>
+    let tracker: JobTracker
+    /// Called with each job before its page is read (tests use it to make a page crash its worker); nil in production.
+    let beforePage: (@Sendable (Job) -> Void)?
+
+    func run() {
+        while let item = jobs.pop() {
+            var job = item.job
+            guard tracker.start(job.attempt) else { continue }
+            beforePage?(job)
+            let message: FarmProtocol.Message
+            let started = Clock.monotonicMilliseconds
+            do throws(PageFailure) {
+                let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
+                // The encoded page is needed only until it is decoded; the processor holds the last reference.
+                job.bytes = []
+                // The renderings the store keeps (the processor renders none for the null engine: nothing was read).
+                let page = try processor.process(source, options: job.options, outputs: job.options.outputs,
+                                                 sourceName: job.source)
+                let result = page.result
+                message = .result(ResultMessage(
+                    attempt: job.attempt, engine: processor.engineName, meanConfidence: result.meanConfidence,
+                    width: result.width, height: result.height, timings: result.timings,
+                    text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
+                    artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) }))
+                if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
+            } catch {
+                message = .fail(FailMessage(attempt: job.attempt, failure: error))
+                Log.write(.info, "page failed", fields: Self.fields(job, since: started)
+                          + [("code", error.code.rawValue), ("stage", error.stage), ("error", error.message)])
+            }
+            _ = try? socket.send(SlotOutcome.frames(job.attempt, message))
+            // The page's buffers go back to the system between pages, not while the engine churns through them.
+            if processor.engine != .none { Allocator.releaseThreadMemory() }
+        }
+    }
+
+    /// A page event's fields (the worker's id comes from the log's context).
+    static func fields(_ job: Job, since started: Int64) -> [(String, String)] {
+        [("page", job.attempt.page.description), ("attempt", String(job.attempt.number)), ("source", job.source),
+         ("duration_ms", String(Clock.monotonicMilliseconds - started))]
+    }
+}
