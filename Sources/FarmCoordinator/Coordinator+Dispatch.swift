@@ -1,3 +1,4 @@
+import Crypto
 import FarmCore
 import FarmProtocol
 import FarmStore
@@ -62,12 +63,18 @@ extension Coordinator {
         let failure: PageFailure?
         var bytes: [UInt8] = []
         do throws(FileError) {
-            // Never a FIFO put where a page was: opening it would block this loop until a writer came.
-            bytes = try FileSystem.read(page.source, limit: configuration.maxPageBytes, regularOnly: true)
-            failure = nil
+            // Never a FIFO put where a page was: opening it would block this loop until a writer came. Never a
+            // symbolic link either: one put where a submitted file was could point at any file the coordinator
+            // may read (its CURVE secret key), which would then be sent out.
+            bytes = try FileSystem.read(page.source, limit: configuration.maxPageBytes, regularOnly: true, followLinks: false)
+            failure = Self.check(bytes, of: page)
+        } catch where error.code == ELOOP {
+            failure = PageFailure(stage: "dispatch", code: .sourceChanged,
+                                  message: "\(error.path): is a symbolic link now (it was a file when submitted); not read")
         } catch {
             failure = Self.readFailure(error, limit: configuration.maxPageBytes)
         }
+        if failure != nil { bytes = [] }
         if let failure {
             worker.credit += 1
             pending.append(.failure(attempt, worker: worker.id, failure: failure, startedAt: leasedAt, outcome: .failed))
@@ -86,6 +93,19 @@ extension Coordinator {
             counters.dispatched += 1
             if let line = line(PageEvent(.debug, "page leased", attempt, worker.id, final: false)) { Console.error(line) }
         }
+    }
+
+    /// The file's bytes against what was submitted: a different size or SHA-256 fails the page as source-changed,
+    /// naming both hashes, and no byte of it is sent. The new content can be submitted as a new page.
+    static func check(_ bytes: [UInt8], of page: QueuedPage) -> PageFailure? {
+        guard let expected = page.sourceHash else { return nil }   // submitted before hashes were recorded
+        let size = page.sourceSize ?? bytes.count
+        let actual = size == bytes.count ? SHA256.hex(bytes) : nil
+        guard actual != expected else { return nil }
+        let now = actual.map { "sha256 \($0)" } ?? "\(bytes.count) bytes"
+        return PageFailure(stage: "dispatch", code: .sourceChanged,
+                           message: "\(page.source): changed since it was submitted (sha256 \(expected), \(size) bytes then; "
+                               + "\(now) now); not sent. Submit the new content to read it as a new page")
     }
 
     static func readFailure(_ error: FileError, limit: Int) -> PageFailure {

@@ -106,8 +106,12 @@ public struct RawPath: Hashable, Sendable, Comparable, CustomStringConvertible {
 extension FileSystem {
     /// Reads a whole file named by raw bytes. With `regularOnly`, anything but a regular file (a FIFO, a device,
     /// a socket) is refused with EINVAL without waiting: opening a FIFO for reading would block until a writer came.
-    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false) throws(FileError) -> [UInt8] {
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)) }
+    /// `followLinks: false` refuses a symbolic link as the last component (ELOOP): the coordinator reads a page
+    /// file so, since a link put where a submitted file was could point at any file it may read.
+    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false,
+                            followLinks: Bool = true) throws(FileError) -> [UInt8] {
+        let flags = O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0) | (followLinks ? 0 : O_NOFOLLOW)
+        let fd = path.withCString { open($0, flags) }
         guard fd >= 0 else { throw FileError(path: path.description) }
         defer { close(fd) }
         if regularOnly {

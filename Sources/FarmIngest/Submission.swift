@@ -153,10 +153,17 @@ public final class Submission {
            let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
                                                 into: pageFolder.description),
            files.count == inspection.pages {
-            // A big multi-page file is split once, here, so each job carries one page rather than the file.
-            return files.map { NewPage(source: $0, index: 0, kind: inspection.kind.rawValue) }
+            // A big multi-page file is split once, here, so each job carries one page rather than the file; each
+            // part is recorded by its own hash and size, as the coordinator will check it.
+            return files.map { file in
+                let part = try? FileSystem.read(file, regularOnly: true)
+                return NewPage(source: file, index: 0, kind: inspection.kind.rawValue, sourceHash: part.map { SHA256.hex($0) },
+                               sourceSize: part?.count)
+            }
         }
-        return (0..<inspection.pages).map { NewPage(source: source, index: $0, kind: inspection.kind.rawValue) }
+        return (0..<inspection.pages).map {
+            NewPage(source: source, index: $0, kind: inspection.kind.rawValue, sourceHash: hash, sourceSize: bytes.count)
+        }
     }
 
     /// The files named by `paths`, folders expanded recursively in natural order, each file once.

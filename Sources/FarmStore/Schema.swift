@@ -107,5 +107,13 @@ enum Schema {
             CREATE INDEX IF NOT EXISTS results_finished ON results(finished_at);
             CREATE INDEX pages_document_state ON pages(document_id, state);
             """),
+        // The page file as submitted (issue 18): its SHA-256 and size, checked by the coordinator before any byte
+        // of it leaves, so a file changed or swapped (for a link to a secret) after submit fails as
+        // source-changed instead of being sent. Pages submitted before this version have neither and are sent as
+        // they are read.
+        Migration(version: 3, name: "source check", sql: """
+            ALTER TABLE pages ADD COLUMN source_hash TEXT;
+            ALTER TABLE pages ADD COLUMN source_size INTEGER;
+            """),
     ]
 }

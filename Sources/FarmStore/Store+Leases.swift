@@ -14,6 +14,9 @@ public struct QueuedPage: Sendable {
     public let priority: Int
     /// The document's options as stored (JSON text); the coordinator parses each document's once.
     public let optionsJSON: String
+    /// The source file as submitted (nil for pages submitted before it was recorded).
+    public var sourceHash: String? = nil
+    public var sourceSize: Int? = nil
 }
 
 extension Store {
@@ -23,7 +26,7 @@ extension Store {
     public func queuedPages(limit: Int, now: Double = Clock.now) throws -> [QueuedPage] {
         try connection.cached("""
             SELECT p.id, p.document_id, p.number, p.source_path, p.source_index, p.source_kind, p.priority,
-                   d.name, d.options, d.page_count
+                   d.name, d.options, d.page_count, p.source_hash, p.source_size
             FROM pages p INDEXED BY pages_queue JOIN documents d ON d.id = p.document_id
             WHERE p.state = 'queued' AND p.not_before <= ?
             ORDER BY p.priority DESC, p.id
@@ -33,7 +36,8 @@ extension Store {
                        number: row.int(2), pageCount: row.int(9), source: RawPath(bytes: row.blob(3)),
                        // A kind this coordinator does not know goes out as an image, as it always has: the
                        // worker's decoder tells what the bytes are.
-                       index: row.int(4), kind: SourceKind(rawValue: row.text(5)) ?? .image, priority: row.int(6), optionsJSON: row.text(8))
+                       index: row.int(4), kind: SourceKind(rawValue: row.text(5)) ?? .image, priority: row.int(6), optionsJSON: row.text(8),
+                       sourceHash: row.optionalText(10), sourceSize: row.optionalInt(11))
         }
     }
 

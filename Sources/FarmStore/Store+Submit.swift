@@ -9,12 +9,18 @@ public struct NewPage: Sendable {
     /// "image" or "pdf"; "invalid" for a page that fails at once.
     public var kind: String
     public var failure: PageFailure?
+    /// The source file as submitted: its SHA-256 (hex) and size, checked before the page is sent.
+    public var sourceHash: String?
+    public var sourceSize: Int?
 
-    public init(source: RawPath, index: Int, kind: String, failure: PageFailure? = nil) {
+    public init(source: RawPath, index: Int, kind: String, failure: PageFailure? = nil, sourceHash: String? = nil,
+                sourceSize: Int? = nil) {
         self.source = source
         self.index = index
         self.kind = kind
         self.failure = failure
+        self.sourceHash = sourceHash
+        self.sourceSize = sourceSize
     }
 }
 
@@ -69,8 +75,8 @@ extension Store {
                 """)
             let insertPage = try connection.cached("""
                 INSERT INTO pages (document_id, number, source_path, source_index, source_kind, state, priority, updated_at,
-                                   failure_stage, failure_code, failure_message)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   failure_stage, failure_code, failure_message, source_hash, source_size)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             var ids: [DocumentID] = []
             for document in documents {
@@ -87,7 +93,8 @@ extension Store {
                         .text(page.failure == nil ? PageState.queued.rawValue : PageState.failed.rawValue),
                         .integer(Int64(document.priority)), .real(now),
                         SQLiteValue(page.failure?.stage), SQLiteValue(page.failure?.code.rawValue),
-                        SQLiteValue(page.failure?.message),
+                        SQLiteValue(page.failure?.message), SQLiteValue(page.sourceHash),
+                        page.sourceSize.map { .integer(Int64($0)) } ?? .null,
                     ])
                 }
                 ids.append(id)
