@@ -40,16 +40,16 @@ extension Coordinator {
         case .credit(let n):
             worker.credit = min(worker.credit + n, 1_000_000)
         case .result(let result):
-            let lease = take(result.attempt)
+            guard let lease = take(result.attempt, from: worker) else { return refuse("RESULT", result.attempt, from: worker) }
             let output = PageOutput(engine: result.engine, text: String(decoding: result.text, as: UTF8.self),
                                     meanConfidence: result.meanConfidence, width: result.width, height: result.height,
                                     structure: result.structure,
                                     timings: result.timings.rendered,
                                     artifacts: result.artifacts)
-            pending.append(.result(result.attempt, worker: id, output: output, startedAt: lease?.startedAt))
+            pending.append(.result(result.attempt, worker: id, output: output, startedAt: lease.startedAt))
         case .fail(let fail):
-            let lease = take(fail.attempt)
-            pending.append(.failure(fail.attempt, worker: id, failure: fail.failure, startedAt: lease?.startedAt,
+            guard let lease = take(fail.attempt, from: worker) else { return refuse("FAIL", fail.attempt, from: worker) }
+            pending.append(.failure(fail.attempt, worker: id, failure: fail.failure, startedAt: lease.startedAt,
                                     outcome: .failed))
         case .heartbeat:
             break
@@ -58,6 +58,13 @@ extension Coordinator {
         case .hello, .job, .ping, .pong:
             break
         }
+    }
+
+    /// A RESULT or FAIL for a lease another connection holds is dropped: any connected worker could otherwise
+    /// complete any page, with any text (issue 18). Counted as malformed, logged sparingly.
+    func refuse(_ command: String, _ attempt: AttemptID, from worker: WorkerState) {
+        countMalformed("not-lease-holder", detail: "\(command) for page \(attempt.page.rawValue) attempt \(attempt.number) from "
+            + "\(worker.id.rawValue), which does not hold that lease")
     }
 
     func countMalformed(_ kind: String, detail: String) {

@@ -56,14 +56,19 @@ extension Coordinator {
     }
 
     /// Removes the in-memory lease of an attempt, wherever it is.
-    func take(_ attempt: AttemptID) -> LeaseInfo? {
-        for worker in workers.values {
-            if let lease = worker.leases[attempt.page], lease.attempt == attempt {
-                worker.leases.removeValue(forKey: attempt.page)
-                return lease
-            }
+    /// Removes `sender`'s in-memory lease of `attempt` and returns it. Nil when another connection holds that
+    /// lease: the message is refused. When no connection holds it (the coordinator restarted, or the lease was
+    /// taken back but not handed out again), a lease with no start time is returned and the store decides: it
+    /// accepts only the worker that attempt was given to.
+    func take(_ attempt: AttemptID, from sender: WorkerState) -> (attempt: AttemptID, startedAt: Double?)? {
+        if let lease = sender.leases[attempt.page], lease.attempt == attempt {
+            sender.leases.removeValue(forKey: attempt.page)
+            return (attempt, lease.startedAt)
         }
-        return nil
+        for worker in workers.values where worker !== sender {
+            if let lease = worker.leases[attempt.page], lease.attempt == attempt { return nil }
+        }
+        return (attempt, nil)
     }
 
     func checkLiveness(now: Int64) {

@@ -18,10 +18,10 @@ extension Store {
                      startedAt: Double?, outcome: AttemptOutcome = .failed, now: Double = Clock.now) throws -> AttemptDisposition
     {
         guard let (state, attempts, tries) = try pageCounters(attempt.page),
-              attempts == attempt.number, state == .leased || state == .queued
+              attempts == attempt.number, state == .leased || state == .queued,
+              try worker.map({ try self.attempt(attempt, isHeldBy: $0) }) ?? true
         else {
-            try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .superseded,
-                              failure: failure)
+            try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now, failure: failure)
             return .superseded
         }
         let disposition: AttemptDisposition = failure.retryable && tries < policy.maxAttempts
@@ -40,5 +40,12 @@ extension Store {
                           .text(failure.code.rawValue), .text(failure.message), .integer(attempt.page.rawValue)])
         try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: outcome, failure: failure)
         return disposition
+    }
+
+    /// The page's current attempt is `attempt` and belongs to `worker` (see `attemptHeldBy`).
+    func attempt(_ attempt: AttemptID, isHeldBy worker: WorkerID) throws -> Bool {
+        try connection.cached("SELECT 1 FROM pages WHERE id = ? AND attempts = ? AND \(Self.attemptHeldBy)").first([
+            .integer(attempt.page.rawValue), .integer(Int64(attempt.number)), .text(worker.rawValue), .text(worker.rawValue),
+        ]) { _ in true } ?? false
     }
 }

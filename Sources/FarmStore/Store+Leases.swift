@@ -109,11 +109,31 @@ extension Store {
     }
 
     /// One row of the attempt history (the first outcome recorded for an attempt stands).
+    /// SQL over `pages` (bound: worker, worker): the page's current attempt belongs to that worker. It holds the
+    /// lease, or the page was taken back without being handed out again and its attempt row names the worker.
+    static let attemptHeldBy = """
+        ((state = 'leased' AND lease_worker = ?) OR (state = 'queued' AND EXISTS (
+            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?)))
+        """
+
+    /// A refused result or failure is kept in the attempt history, but only for an attempt that was made: a
+    /// message naming a future attempt must not leave a row that would later hide that attempt's real outcome.
+    func recordSuperseded(_ attempt: AttemptID, worker: WorkerID?, startedAt: Double?, now: Double,
+                          failure: PageFailure? = nil) throws {
+        let made = try connection.cached("SELECT attempts FROM pages WHERE id = ?").first([.integer(attempt.page.rawValue)]) {
+            $0.int(0)
+        } ?? 0
+        guard attempt.number >= 1 && attempt.number <= made else { return }
+        try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .superseded, failure: failure)
+    }
+
+    /// Records an attempt's outcome; the first outcome of an attempt stays unless `replacing` (a done result wins
+    /// over the lost or interrupted row its attempt got while the result was on its way).
     func recordAttempt(_ attempt: AttemptID, worker: WorkerID?, startedAt: Double?, now: Double, outcome: AttemptOutcome,
-                               failure: PageFailure? = nil) throws
+                               failure: PageFailure? = nil, replacing: Bool = false) throws
     {
         try connection.cached("""
-            INSERT OR IGNORE INTO attempts (page_id, number, worker_id, started_at, ended_at, outcome, stage, code, message)
+            INSERT \(replacing ? "OR REPLACE" : "OR IGNORE") INTO attempts (page_id, number, worker_id, started_at, ended_at, outcome, stage, code, message)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute([
             .integer(attempt.page.rawValue), .integer(Int64(attempt.number)), SQLiteValue(worker?.rawValue),

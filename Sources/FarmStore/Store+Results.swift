@@ -34,13 +34,16 @@ extension Store {
     public func complete(_ attempt: AttemptID, by worker: WorkerID, output: PageOutput, startedAt: Double?,
                          now: Double = Clock.now) throws -> Bool
     {
+        // Only the worker the attempt was given to may complete it (issue 18): the lease holder, or, for a page
+        // taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt row names.
         let changed = try connection.cached("""
             UPDATE pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
                              failure_stage = NULL, failure_code = NULL, failure_message = NULL
-            WHERE id = ? AND attempts = ? AND state IN ('leased', 'queued')
-            """).execute([.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number))])
+            WHERE id = ? AND attempts = ? AND \(Self.attemptHeldBy)
+            """).execute([.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
+                          .text(worker.rawValue), .text(worker.rawValue)])
         guard changed == 1 else {
-            try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .superseded)
+            try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now)
             return false
         }
         try connection.cached("""
@@ -59,7 +62,8 @@ extension Store {
                 try insert.execute([.integer(attempt.page.rawValue), .text(name), .blob(data)])
             }
         }
-        try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .done)
+        // The attempt's row says done, even when a lost or interrupted row of the same attempt was written first.
+        try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .done, replacing: true)
         return true
     }
 }

@@ -124,10 +124,9 @@ struct CoordinatorTests {
         #expect(try outcomes(rig, pages[0]) == [AttemptOutcome.lost.rawValue, AttemptOutcome.done.rawValue])
     }
 
-    // Today's rule (issue 18 will refuse it): the store checks the attempt, not who sends it, so a result for
-    // another worker's lease completes the page, recorded under the sender; the lease holder's own result for the
-    // same attempt then comes too late.
-    @Test("a result for another worker's lease: today accepted and recorded under the sender")
+    // Any connected worker could complete any page with any text (issue 18): a RESULT or FAIL counts only from the
+    // connection that holds the page's lease for that attempt.
+    @Test("a result or failure for another worker's lease is refused; the holder's own result completes the page")
     func resultForAnotherWorkersLease() throws {
         let rig = try CoordinatorRig()
         let pages = try rig.addPages(1)
@@ -135,14 +134,18 @@ struct CoordinatorTests {
         let other = try rig.worker("other")
         holder.send(.credit(1))
         let job = try #require(try holder.awaitJobs(1).first)
-        other.send(other.result(job.attempt, text: "from other"))
-        #expect(try rig.pump { try rig.page(pages[0]).state == .done })
-        let worker = try rig.store.connection.prepare("SELECT worker_id FROM results WHERE page_id = ?")
-            .first([.integer(pages[0].rawValue)]) { $0.text(0) }
-        #expect(worker == "other")
+        other.send(other.result(job.attempt, text: "FORGED"))
+        other.send(.fail(FailMessage(attempt: job.attempt, failure: PageFailure(stage: "recognize", code: .decodeFailed,
+                                                                              message: "forged failure"))))
+        #expect(try rig.pump { rig.counters.malformed["not-lease-holder"] == 2 })
+        #expect(try rig.page(pages[0]).state == .leased, "the holder's lease stands")
         holder.send(holder.result(job.attempt, text: "from holder"))
-        #expect(try rig.pump { rig.counters.superseded == 1 })
-        #expect(rig.counters.completed == 1)
+        #expect(try rig.pump { try rig.page(pages[0]).state == .done })
+        let stored = try rig.store.connection.prepare("SELECT worker_id, text FROM results WHERE page_id = ?")
+            .first([.integer(pages[0].rawValue)]) { ($0.text(0), $0.text(1)) }
+        #expect(stored?.0 == "holder" && stored?.1 == "from holder")
+        #expect(rig.counters.completed == 1 && rig.counters.superseded == 0)
+        #expect(try outcomes(rig, pages[0]) == [AttemptOutcome.done.rawValue])
     }
 
     @Test("store-write failure: results are held and dispatch pauses; once the store accepts writes, both resume")
