@@ -78,11 +78,14 @@ extension TesseractRecognizer {
     /// The most weak lines read again one by one (a page of noise must not take minutes).
     static let maximumRereadLines = 80
 
-    /// `fast`'s second reading: when the first reading of the page is weak, the page is read again as decoded (before
-    /// the correction stages; boxes mapped to the corrected page), sparsely when the first reading found no text on
-    /// an inked page, and each weak line left is read alone with the other binarization. A weak line keeps the
-    /// surest of its readings; a confident line found only by another reading is added. Strong pages cost nothing.
-    /// Returns the findings: whether the page was weak and, if so, which lines which variant won.
+    /// `fast`'s second reading: when the first reading of the page is weak, its weak lines are read again, each
+    /// alone, in the variants that differ from what the first reading saw: the page as decoded (before the correction
+    /// stages; boxes mapped to the corrected page), unless the stages left it as it was; the page sparsely when the
+    /// first reading found no text on an inked page; and the other binarization, unless the line's pixels are two-tone
+    /// (every threshold then makes the same picture). A weak line keeps the surest of its readings; a confident line
+    /// found only by the sparse reading is added. A line that a variant reads with the same text is weak by what it
+    /// says (paths, codes, names), not by how it is printed: it is read no further. Strong pages cost nothing.
+    /// Returns the findings: whether the page was weak and, if so, what each variant read and which lines it won.
     func readSecondTime(_ result: inout PageResult, first: Recognition, page: DecodedPage, image: Pix,
                         options: RecognitionOptions, since start: UInt64) -> JSON
     {
@@ -94,24 +97,27 @@ extension TesseractRecognizer {
         guard strength.isWeak || inkWithoutText else {
             return .object([("read", false)] + fields)
         }
-        fields.insert(("read", true), at: 0)
         if inkWithoutText { fields.append(("ink_without_text", true)) }
 
         var weak = strength.weakLines
         var decisions: [SecondReadingDecision] = []
         var variants: [(String, JSON)] = []
+        var skipped: [JSON] = []
         let resolution = page.declaredResolution
         do throws(PageFailure) {
             // The page as the file has it: where the stages hurt a region (faint print flattened away, text
-            // resized past what the model reads well), the file's own pixels read it better.
+            // resized past what the model reads well), the file's own pixels read it better. When the stages changed
+            // nothing a reading would see, it is the first reading over again.
             if let uncorrected = page.uncorrected, options.minTextHeight == nil {
-                let scale = Self.linearScale(uncorrected.toPage)
-                let reading = try read(uncorrected.image, with: engine,
-                                       resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
-                                       options: options, since: start)
-                let again = PageResult(reading, resolution: resolution)
-                    .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
-                variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, variant: "uncorrected", decisions: &decisions)))
+                if Self.isSame(uncorrected, as: image) {
+                    skipped.append("uncorrected")
+                } else {
+                    let scale = Self.linearScale(uncorrected.toPage)
+                    let sourceResolution = resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0
+                    variants.append(("uncorrected", try rereadWeakLines(
+                        &result, weak: &weak, in: uncorrected.image, toPage: uncorrected.toPage, with: engine,
+                        resolution: sourceResolution, variant: "uncorrected", decisions: &decisions)))
+                }
             }
             // Scattered text (receipts, labels, forms) that the page layout analysis did not see as text.
             if inkWithoutText {
@@ -122,16 +128,27 @@ extension TesseractRecognizer {
                 let again = PageResult(reading, resolution: resolution)
                 variants.append(("sparse", adopt(again, into: &result, weak: &weak, variant: "sparse", decisions: &decisions)))
             }
-            variants.append(("other_binarization", try rereadWeakLines(&result, weak: weak, image: image, resolution: resolution,
-                                                                     decisions: &decisions)))
+            let lines = result.lines
+            let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
+            for index in twoTone { weak[index] = false }
+            if weak.contains(true) {
+                variants.append(("other_binarization", try rereadWeakLines(
+                    &result, weak: &weak, in: image, toPage: .identity, with: try otherBinarizationEngine(),
+                    resolution: resolution, variant: "other_binarization", decisions: &decisions)))
+            } else if !twoTone.isEmpty {
+                skipped.append("other_binarization")
+            }
         } catch {
             // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
             fields.append(("stopped", JSON(error.message)))
         }
         engine.releasePage()
         otherBinarization?.releasePage()
+        // Read again is what the findings say only when some variant actually read something.
+        fields.insert(("read", JSON(!variants.isEmpty)), at: 0)
+        if !skipped.isEmpty { fields.append(("same_image", .array(skipped))) }
         if !decisions.isEmpty { result.text = Self.text(of: result) }
-        fields.append(("variants", .object(variants)))
+        if !variants.isEmpty { fields.append(("variants", .object(variants))) }
         fields.append(("regions", .array(decisions.prefix(100).map { decision in
             .object([("box", decision.box.json), ("variant", JSON(decision.variant))]
                     + (decision.added ? [("added", true)] : []))
@@ -172,37 +189,85 @@ extension TesseractRecognizer {
         return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
     }
 
-    /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading.
-    private func rereadWeakLines(_ result: inout PageResult, weak: [Bool], image: Pix, resolution: Int,
+    /// Reads each line still weak alone (one text line) from `source`, whose points `toPage` maps onto the page,
+    /// with `reader`, and keeps the surer reading. A line read with the same words is weak no more for the variants
+    /// after this one: a different picture that reads the same says the words are what is printed.
+    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], in source: Pix, toPage: Homography,
+                                 with reader: TesseractEngine, resolution: Int, variant: String,
                                  decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
     {
         let lines = result.lines
         let chosen = lines.indices.filter { $0 < weak.count && weak[$0] && !lines[$0].words.isEmpty }
             .prefix(Self.maximumRereadLines)
-        guard !chosen.isEmpty else { return .object([("replaced", 0)]) }
+        guard !chosen.isEmpty else { return .object([("read", 0), ("replaced", 0)]) }
+        let fromPage = toPage == .identity ? nil : toPage.inverse
         let boxes = chosen.map { index in
-            let box = lines[index].box
+            var box = lines[index].box
+            if let fromPage { box = box.mapped(through: fromPage, width: source.width, height: source.height) }
             let pad = max(2, box.height / 6)
             let x0 = max(0, box.x - pad), y0 = max(0, box.y - pad)
-            return Leptonica.Box(x: x0, y: y0, width: min(image.width, box.maxX + pad) - x0,
-                                 height: min(image.height, box.maxY + pad) - y0)
+            return Leptonica.Box(x: x0, y: y0, width: max(1, min(source.width, box.maxX + pad) - x0),
+                                 height: max(1, min(source.height, box.maxY + pad) - y0))
         }
-        let reader = try otherBinarizationEngine()
-        let readings = reader.recognize(image, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
+        let begun = Clock.monotonicNanoseconds
+        let readings = reader.recognize(source, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
         var replacements: [Int: [Word]] = [:]
+        var same = 0
         for (index, reading) in zip(chosen, readings) {
             guard let reading else { continue }
-            let again = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
-            guard again.count == 1, let line = again.first, line.confidence > lines[index].confidence + Self.surerMargin else { continue }
-            replacements[index] = line.words
-            decisions.append(SecondReadingDecision(box: lines[index].box, variant: "other_binarization", added: false))
+            var again = PageResult(reading, resolution: resolution)
+            if fromPage != nil { again = again.boxesMapped(through: toPage, width: result.width, height: result.height) }
+            let read = again.lines.filter { !$0.words.isEmpty }
+            guard read.count == 1, let line = read.first else { continue }
+            if line.words.map(\.text) == lines[index].words.map(\.text) {
+                weak[index] = false
+                same += 1
+            } else if line.confidence > lines[index].confidence + Self.surerMargin {
+                replacements[index] = line.words
+                weak[index] = line.confidence < ReadingStrength.weakConfidence
+                decisions.append(SecondReadingDecision(box: lines[index].box, variant: variant, added: false))
+            }
         }
         var index = 0
         result.updateLines { line in
             defer { index += 1 }
             if let words = replacements[index] { line.words = words }
         }
-        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count))])
+        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same)),
+                        ("ms", .rounded(Clock.milliseconds(since: begun)))])
+    }
+
+    /// Whether the page as decoded is, for a reading, the corrected page itself: the stages moved nothing (the
+    /// transform is the identity and the size is kept) and left every pixel on the side of mid-gray it was on,
+    /// so Tesseract's thresholding of either makes the same picture (up to one pixel in a thousand of the ink,
+    /// a speck's worth).
+    static func isSame(_ uncorrected: UncorrectedImage, as image: Pix) -> Bool {
+        let original = uncorrected.image
+        guard uncorrected.toPage == .identity, original.width == image.width, original.height == image.height else { return false }
+        if original === image { return true }
+        guard let a = try? original.grayPixels(), let b = try? image.grayPixels() else { return false }
+        var ink = 0, flipped = 0
+        for i in 0..<a.data.count {
+            let darkA = a.data[i] < 128, darkB = b.data[i] < 128
+            if darkA || darkB { ink += 1 }
+            if darkA != darkB { flipped += 1 }
+        }
+        return flipped * 1000 <= ink
+    }
+
+    /// Whether the pixels of `box` take at most two values (a bilevel scan, a page drawn in black on white): every
+    /// binarization, global or local, then gives the same picture of it.
+    static func isTwoTone(_ image: Pix, _ box: Rect) -> Bool {
+        if image.depth == 1 { return true }
+        guard box.width > 0, box.height > 0,
+              let band = try? image.cropped(to: Leptonica.Box(x: box.x, y: box.y, width: box.width, height: box.height)),
+              let pixels = try? band.grayPixels() else { return false }
+        var values: Set<UInt8> = []
+        for value in pixels.data {
+            values.insert(value)
+            if values.count > 2 { return false }
+        }
+        return true
     }
 
     /// Whether an image with (almost) no text read has marks the size of letters: dark components between 0.4% and
