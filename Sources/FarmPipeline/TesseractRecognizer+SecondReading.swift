@@ -75,17 +75,23 @@ extension TesseractRecognizer {
     /// How many points of confidence a second reading of a line must gain to replace the first: confidences of two
     /// readings of the same words differ by a point or two from the image alone.
     static let surerMargin = 5.0
+    /// The share of the ink the stages may change and leave the page the same image: a speck's worth (the same
+    /// pixels resampled the same way change none; of the pages measured, those the stages changed at all, receipts
+    /// flattened and synthetic pages, changed 5% and more).
+    static let sameInk = 0.001
     /// The most weak lines read again one by one (a page of noise must not take minutes).
     static let maximumRereadLines = 80
 
-    /// `fast`'s second reading: when the first reading of the page is weak, its weak lines are read again, each
-    /// alone, in the variants that differ from what the first reading saw: the page as decoded (before the correction
-    /// stages; boxes mapped to the corrected page), unless the stages left it as it was; the page sparsely when the
-    /// first reading found no text on an inked page; and the other binarization, unless the line's pixels are two-tone
-    /// (every threshold then makes the same picture). A weak line keeps the surest of its readings; a confident line
-    /// found only by the sparse reading is added. A line that a variant reads with the same text is weak by what it
-    /// says (paths, codes, names), not by how it is printed: it is read no further. Strong pages cost nothing.
-    /// Returns the findings: whether the page was weak and, if so, what each variant read and which lines it won.
+    /// `fast`'s second reading, for a page whose first reading is weak, in variants that differ from what the first
+    /// reading saw, cheapest first. Each weak line is read alone with the other binarization, unless its pixels are
+    /// two-tone (every threshold then makes the same picture); a line it reads with the same words is weak by what it
+    /// says (paths, codes, names), not by how it is printed, and is read no further. Only while the lines still weak
+    /// hold the share of the text that makes a page weak is the page read whole as decoded (before the correction
+    /// stages; boxes mapped to the corrected page), unless the stages changed nothing a reading would see; and the
+    /// page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
+    /// its readings; a confident line found only by a whole-page reading is added. Strong pages cost nothing.
+    /// Returns the findings: whether the page was weak, what each variant read, which were skipped as the same
+    /// image, and which lines which variant won.
     func readSecondTime(_ result: inout PageResult, first: Recognition, page: DecodedPage, image: Pix,
                         options: RecognitionOptions, since start: UInt64) -> JSON
     {
@@ -105,18 +111,39 @@ extension TesseractRecognizer {
         var skipped: [JSON] = []
         let resolution = page.declaredResolution
         do throws(PageFailure) {
-            // The page as the file has it: where the stages hurt a region (faint print flattened away, text
-            // resized past what the model reads well), the file's own pixels read it better. When the stages changed
-            // nothing a reading would see, it is the first reading over again.
-            if let uncorrected = page.uncorrected, options.minTextHeight == nil {
-                if Self.isSame(uncorrected, as: image) {
+            // First the cheap variant, line by line: the other binarization of the page as read. Lines it reads with
+            // the same words are weak by what they say, not by how they are printed, and need no further reading.
+            let lines = result.lines
+            let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
+            for index in twoTone { weak[index] = false }
+            if weak.contains(true) {
+                variants.append(("other_binarization", try rereadWeakLines(
+                    &result, weak: &weak, image: image, resolution: resolution, decisions: &decisions)))
+            } else if !twoTone.isEmpty {
+                skipped.append("other_binarization")
+            }
+            // The page as the file has it, read whole (it also finds lines the first reading missed), while the lines
+            // still weak hold as large a share of the text as made the page weak: where the stages hurt a region
+            // (faint print flattened away, a shadow's edge taken for ink), the file's own pixels read it better. When
+            // the stages changed nothing but the scale, it is the first reading over again.
+            let stillWeak = Self.weakShare(of: result, weak: weak)
+            fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
+            if let uncorrected = page.uncorrected, options.minTextHeight == nil,
+               stillWeak >= ReadingStrength.weakPageShare || inkWithoutText
+            {
+                let change = Self.inkChange(uncorrected, on: image)
+                if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
+                if let change, change <= Self.sameInk {
                     skipped.append("uncorrected")
                 } else {
                     let scale = Self.linearScale(uncorrected.toPage)
-                    let sourceResolution = resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0
-                    variants.append(("uncorrected", try rereadWeakLines(
-                        &result, weak: &weak, in: uncorrected.image, toPage: uncorrected.toPage, with: engine,
-                        resolution: sourceResolution, variant: "uncorrected", decisions: &decisions)))
+                    let reading = try read(uncorrected.image, with: engine,
+                                           resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
+                                           options: options, since: start)
+                    let again = PageResult(reading, resolution: resolution)
+                        .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
+                    variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, variant: "uncorrected",
+                                                          decisions: &decisions)))
                 }
             }
             // Scattered text (receipts, labels, forms) that the page layout analysis did not see as text.
@@ -127,16 +154,6 @@ extension TesseractRecognizer {
                 let reading = try read(image, with: engine, resolution: resolution, options: options, since: start)
                 let again = PageResult(reading, resolution: resolution)
                 variants.append(("sparse", adopt(again, into: &result, weak: &weak, variant: "sparse", decisions: &decisions)))
-            }
-            let lines = result.lines
-            let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
-            for index in twoTone { weak[index] = false }
-            if weak.contains(true) {
-                variants.append(("other_binarization", try rereadWeakLines(
-                    &result, weak: &weak, in: image, toPage: .identity, with: try otherBinarizationEngine(),
-                    resolution: resolution, variant: "other_binarization", decisions: &decisions)))
-            } else if !twoTone.isEmpty {
-                skipped.append("other_binarization")
             }
         } catch {
             // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
@@ -189,43 +206,38 @@ extension TesseractRecognizer {
         return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
     }
 
-    /// Reads each line still weak alone (one text line) from `source`, whose points `toPage` maps onto the page,
-    /// with `reader`, and keeps the surer reading. A line read with the same words is weak no more for the variants
-    /// after this one: a different picture that reads the same says the words are what is printed.
-    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], in source: Pix, toPage: Homography,
-                                 with reader: TesseractEngine, resolution: Int, variant: String,
+    /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading. A
+    /// line read with the same words is weak no more for the variants after this one: a picture thresholded another
+    /// way that reads the same says the words are what is printed.
+    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], image: Pix, resolution: Int,
                                  decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
     {
         let lines = result.lines
         let chosen = lines.indices.filter { $0 < weak.count && weak[$0] && !lines[$0].words.isEmpty }
             .prefix(Self.maximumRereadLines)
         guard !chosen.isEmpty else { return .object([("read", 0), ("replaced", 0)]) }
-        let fromPage = toPage == .identity ? nil : toPage.inverse
         let boxes = chosen.map { index in
-            var box = lines[index].box
-            if let fromPage { box = box.mapped(through: fromPage, width: source.width, height: source.height) }
+            let box = lines[index].box
             let pad = max(2, box.height / 6)
             let x0 = max(0, box.x - pad), y0 = max(0, box.y - pad)
-            return Leptonica.Box(x: x0, y: y0, width: max(1, min(source.width, box.maxX + pad) - x0),
-                                 height: max(1, min(source.height, box.maxY + pad) - y0))
+            return Leptonica.Box(x: x0, y: y0, width: min(image.width, box.maxX + pad) - x0,
+                                 height: min(image.height, box.maxY + pad) - y0)
         }
-        let begun = Clock.monotonicNanoseconds
-        let readings = reader.recognize(source, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
+        let reader = try otherBinarizationEngine()
+        let readings = reader.recognize(image, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
         var replacements: [Int: [Word]] = [:]
         var same = 0
         for (index, reading) in zip(chosen, readings) {
             guard let reading else { continue }
-            var again = PageResult(reading, resolution: resolution)
-            if fromPage != nil { again = again.boxesMapped(through: toPage, width: result.width, height: result.height) }
-            let read = again.lines.filter { !$0.words.isEmpty }
-            guard read.count == 1, let line = read.first else { continue }
+            let again = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
+            guard again.count == 1, let line = again.first else { continue }
             if line.words.map(\.text) == lines[index].words.map(\.text) {
                 weak[index] = false
                 same += 1
             } else if line.confidence > lines[index].confidence + Self.surerMargin {
                 replacements[index] = line.words
                 weak[index] = line.confidence < ReadingStrength.weakConfidence
-                decisions.append(SecondReadingDecision(box: lines[index].box, variant: variant, added: false))
+                decisions.append(SecondReadingDecision(box: lines[index].box, variant: "other_binarization", added: false))
             }
         }
         var index = 0
@@ -233,26 +245,45 @@ extension TesseractRecognizer {
             defer { index += 1 }
             if let words = replacements[index] { line.words = words }
         }
-        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same)),
-                        ("ms", .rounded(Clock.milliseconds(since: begun)))])
+        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same))])
     }
 
-    /// Whether the page as decoded is, for a reading, the corrected page itself: the stages moved nothing (the
-    /// transform is the identity and the size is kept) and left every pixel on the side of mid-gray it was on,
-    /// so Tesseract's thresholding of either makes the same picture (up to one pixel in a thousand of the ink,
-    /// a speck's worth).
-    static func isSame(_ uncorrected: UncorrectedImage, as image: Pix) -> Bool {
-        let original = uncorrected.image
-        guard uncorrected.toPage == .identity, original.width == image.width, original.height == image.height else { return false }
-        if original === image { return true }
-        guard let a = try? original.grayPixels(), let b = try? image.grayPixels() else { return false }
+    /// The share of the page's characters in lines flagged weak.
+    static func weakShare(of result: PageResult, weak: [Bool]) -> Double {
+        var total = 0, weakTotal = 0
+        for (index, line) in result.lines.enumerated() {
+            let characters = line.words.map { max(1, $0.text.count) }.reduce(0, +)
+            total += characters
+            if index < weak.count && weak[index] { weakTotal += characters }
+        }
+        return total > 0 ? Double(weakTotal) / Double(total) : 0
+    }
+
+    /// How much of the ink the correction stages changed, as a share of the dark pixels of either image (pixels
+    /// on the other side of mid-gray after the stages, the page as decoded brought to the page's size): nil when the
+    /// stages moved the page (turned, deskewed, rectified, dewarped), which no comparison of pixels can undo cheaply.
+    /// A change of scale alone is undone first: the scale stage picked the page's size from its own text, and the
+    /// same pixels at the size the file has them are no different picture of the print.
+    static func inkChange(_ uncorrected: UncorrectedImage, on image: Pix) -> Double? {
+        let h = uncorrected.toPage.m
+        guard h[1] == 0, h[3] == 0, h[2] == 0, h[5] == 0, h[6] == 0, h[7] == 0 else { return nil }
+        var original = uncorrected.image
+        if original === image { return 0 }
+        if original.width != image.width || original.height != image.height {
+            // As the scale stage made the page, so the two differ by the stages' other changes only.
+            guard let resampled = try? original.resampled(by: h[0]) else { return nil }
+            original = resampled.width == image.width && resampled.height == image.height ? resampled
+                : (try? resampled.scaled(toWidth: image.width, height: image.height)) ?? resampled
+            guard original.width == image.width, original.height == image.height else { return nil }
+        }
+        guard let a = try? original.grayPixels(), let b = try? image.grayPixels() else { return nil }
         var ink = 0, flipped = 0
         for i in 0..<a.data.count {
             let darkA = a.data[i] < 128, darkB = b.data[i] < 128
             if darkA || darkB { ink += 1 }
             if darkA != darkB { flipped += 1 }
         }
-        return flipped * 1000 <= ink
+        return ink > 0 ? Double(flipped) / Double(ink) : 0
     }
 
     /// Whether the pixels of `box` take at most two values (a bilevel scan, a page drawn in black on white): every
