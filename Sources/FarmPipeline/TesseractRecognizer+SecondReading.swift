@@ -106,6 +106,9 @@ extension TesseractRecognizer {
         if inkWithoutText { fields.append(("ink_without_text", true)) }
 
         var weak = strength.weakLines
+        // The lines whose reading may still be bettered: weak at first and not confirmed by a same-text reading. A
+        // line another variant already bettered stays open, so each keeps the surest of all its readings.
+        var open = strength.weakLines
         var decisions: [SecondReadingDecision] = []
         var variants: [(String, JSON)] = []
         var skipped: [JSON] = []
@@ -115,10 +118,10 @@ extension TesseractRecognizer {
             // the same words are weak by what they say, not by how they are printed, and need no further reading.
             let lines = result.lines
             let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
-            for index in twoTone { weak[index] = false }
+            for index in twoTone { weak[index] = false; open[index] = false }
             if weak.contains(true) {
                 variants.append(("other_binarization", try rereadWeakLines(
-                    &result, weak: &weak, image: image, resolution: resolution, decisions: &decisions)))
+                    &result, weak: &weak, open: &open, image: image, resolution: resolution, decisions: &decisions)))
             } else if !twoTone.isEmpty {
                 skipped.append("other_binarization")
             }
@@ -142,7 +145,7 @@ extension TesseractRecognizer {
                                            options: options, since: start)
                     let again = PageResult(reading, resolution: resolution)
                         .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
-                    variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, variant: "uncorrected",
+                    variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, open: &open, variant: "uncorrected",
                                                           decisions: &decisions)))
                 }
             }
@@ -153,7 +156,7 @@ extension TesseractRecognizer {
                 defer { engine.pageSegmentationMode = previous }
                 let reading = try read(image, with: engine, resolution: resolution, options: options, since: start)
                 let again = PageResult(reading, resolution: resolution)
-                variants.append(("sparse", adopt(again, into: &result, weak: &weak, variant: "sparse", decisions: &decisions)))
+                variants.append(("sparse", adopt(again, into: &result, weak: &weak, open: &open, variant: "sparse", decisions: &decisions)))
             }
         } catch {
             // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
@@ -173,9 +176,10 @@ extension TesseractRecognizer {
         return .object(fields)
     }
 
-    /// Takes from `other` (a whole-page reading in the page's coordinates) each weak line it read with a higher
+    /// Takes from `other` (a whole-page reading in the page's coordinates) each open line it read with a higher
     /// confidence, and each confident line that overlaps no word of the first reading.
-    private func adopt(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], variant: String,
+    private func adopt(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],
+                       variant: String,
                        decisions: inout [SecondReadingDecision]) -> JSON
     {
         let others = other.lines.filter { !$0.words.isEmpty }
@@ -183,7 +187,7 @@ extension TesseractRecognizer {
         var index = 0
         result.updateLines { line in
             defer { index += 1 }
-            guard index < weak.count, weak[index],
+            guard index < open.count, open[index],
                   let best = others.max(by: { line.box.overlapRatio($0.box) < line.box.overlapRatio($1.box) }),
                   line.box.overlapRatio(best.box) >= 0.5, best.confidence > line.confidence + Self.surerMargin else { return }
             line.words = best.words
@@ -201,6 +205,7 @@ extension TesseractRecognizer {
             result.blocks.append(Block(box: line.box, kind: BlockKind.text.rawValue,
                                        paragraphs: [Paragraph(box: line.box, lines: [line])]))
             weak.append(false)
+            open.append(false)
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
         }
         return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
@@ -209,7 +214,7 @@ extension TesseractRecognizer {
     /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading. A
     /// line read with the same words is weak no more for the variants after this one: a picture thresholded another
     /// way that reads the same says the words are what is printed.
-    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], image: Pix, resolution: Int,
+    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], open: inout [Bool], image: Pix, resolution: Int,
                                  decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
     {
         let lines = result.lines
@@ -233,6 +238,7 @@ extension TesseractRecognizer {
             guard again.count == 1, let line = again.first else { continue }
             if line.words.map(\.text) == lines[index].words.map(\.text) {
                 weak[index] = false
+                open[index] = false
                 same += 1
             } else if line.confidence > lines[index].confidence + Self.surerMargin {
                 replacements[index] = line.words
