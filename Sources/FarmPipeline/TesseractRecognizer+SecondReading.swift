@@ -79,6 +79,8 @@ extension TesseractRecognizer {
     /// pixels resampled the same way change none; of the pages measured, those the stages changed at all, receipts
     /// flattened and synthetic pages, changed 5% and more).
     static let sameInk = 0.001
+    /// How many weak lines are read before the rest: enough that all reading the same words is no accident.
+    static let sampleLines = 4
     /// The most weak lines read again one by one (a page of noise must not take minutes).
     static let maximumRereadLines = 80
 
@@ -229,7 +231,22 @@ extension TesseractRecognizer {
                                  height: min(image.height, box.maxY + pad) - y0)
         }
         let reader = try otherBinarizationEngine()
-        let readings = reader.recognize(image, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
+        // The first few lines are a sample: when every one of them reads the same words, the page is weak by what it
+        // says, and the rest of its weak lines are taken to be so too (read no further, here or whole).
+        let sample = min(Self.sampleLines, boxes.count)
+        var readings = reader.recognize(image, regions: Array(boxes.prefix(sample)), mode: .singleLine,
+                                        resolution: resolution > 0 ? resolution : nil)
+        let sampleSame = sample < boxes.count && zip(chosen, readings).allSatisfy { index, reading in
+            guard let reading else { return false }
+            let read = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
+            return read.count == 1 && read[0].words.map(\.text) == lines[index].words.map(\.text)
+        }
+        if sampleSame {
+            for index in chosen { weak[index] = false; open[index] = false }
+        } else if sample < boxes.count {
+            readings += reader.recognize(image, regions: Array(boxes.dropFirst(sample)), mode: .singleLine,
+                                         resolution: resolution > 0 ? resolution : nil)
+        }
         var replacements: [Int: [Word]] = [:]
         var same = 0
         for (index, reading) in zip(chosen, readings) {
@@ -251,7 +268,8 @@ extension TesseractRecognizer {
             defer { index += 1 }
             if let words = replacements[index] { line.words = words }
         }
-        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same))])
+        return .object([("read", JSON(readings.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same))]
+                       + (sampleSame ? [("stopped_after_sample", true)] : []))
     }
 
     /// The share of the page's characters in lines flagged weak.
