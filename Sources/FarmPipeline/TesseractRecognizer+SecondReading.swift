@@ -75,14 +75,25 @@ extension TesseractRecognizer {
     /// How many points of confidence a second reading of a line must gain to replace the first: confidences of two
     /// readings of the same words differ by a point or two from the image alone.
     static let surerMargin = 5.0
+    /// The share of the ink the stages may change and leave the page the same image: a speck's worth (the same
+    /// pixels resampled the same way change none; of the pages measured, those the stages changed at all, receipts
+    /// flattened and synthetic pages, changed 5% and more).
+    static let sameInk = 0.001
+    /// How many weak lines are read before the rest: enough that all reading the same words is no accident.
+    static let sampleLines = 4
     /// The most weak lines read again one by one (a page of noise must not take minutes).
     static let maximumRereadLines = 80
 
-    /// `fast`'s second reading: when the first reading of the page is weak, the page is read again as decoded (before
-    /// the correction stages; boxes mapped to the corrected page), sparsely when the first reading found no text on
-    /// an inked page, and each weak line left is read alone with the other binarization. A weak line keeps the
-    /// surest of its readings; a confident line found only by another reading is added. Strong pages cost nothing.
-    /// Returns the findings: whether the page was weak and, if so, which lines which variant won.
+    /// `fast`'s second reading, for a page whose first reading is weak, in variants that differ from what the first
+    /// reading saw, cheapest first. Each weak line is read alone with the other binarization, unless its pixels are
+    /// two-tone (every threshold then makes the same picture); a line it reads with the same words is weak by what it
+    /// says (paths, codes, names), not by how it is printed, and is read no further. Only while the lines still weak
+    /// hold the share of the text that makes a page weak is the page read whole as decoded (before the correction
+    /// stages; boxes mapped to the corrected page), unless the stages changed nothing a reading would see; and the
+    /// page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
+    /// its readings; a confident line found only by a whole-page reading is added. Strong pages cost nothing.
+    /// Returns the findings: whether the page was weak, what each variant read, which were skipped as the same
+    /// image, and which lines which variant won.
     func readSecondTime(_ result: inout PageResult, first: Recognition, page: DecodedPage, image: Pix,
                         options: RecognitionOptions, since start: UInt64) -> JSON
     {
@@ -94,24 +105,51 @@ extension TesseractRecognizer {
         guard strength.isWeak || inkWithoutText else {
             return .object([("read", false)] + fields)
         }
-        fields.insert(("read", true), at: 0)
         if inkWithoutText { fields.append(("ink_without_text", true)) }
 
         var weak = strength.weakLines
+        // The lines whose reading may still be bettered: weak at first and not confirmed by a same-text reading. A
+        // line another variant already bettered stays open, so each keeps the surest of all its readings.
+        var open = strength.weakLines
         var decisions: [SecondReadingDecision] = []
         var variants: [(String, JSON)] = []
+        var skipped: [JSON] = []
         let resolution = page.declaredResolution
         do throws(PageFailure) {
-            // The page as the file has it: where the stages hurt a region (faint print flattened away, text
-            // resized past what the model reads well), the file's own pixels read it better.
-            if let uncorrected = page.uncorrected, options.minTextHeight == nil {
-                let scale = Self.linearScale(uncorrected.toPage)
-                let reading = try read(uncorrected.image, with: engine,
-                                       resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
-                                       options: options, since: start)
-                let again = PageResult(reading, resolution: resolution)
-                    .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
-                variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, variant: "uncorrected", decisions: &decisions)))
+            // First the cheap variant, line by line: the other binarization of the page as read. Lines it reads with
+            // the same words are weak by what they say, not by how they are printed, and need no further reading.
+            let lines = result.lines
+            let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
+            for index in twoTone { weak[index] = false; open[index] = false }
+            if weak.contains(true) {
+                variants.append(("other_binarization", try rereadWeakLines(
+                    &result, weak: &weak, open: &open, image: image, resolution: resolution, decisions: &decisions)))
+            } else if !twoTone.isEmpty {
+                skipped.append("other_binarization")
+            }
+            // The page as the file has it, read whole (it also finds lines the first reading missed), while the lines
+            // still weak hold as large a share of the text as made the page weak: where the stages hurt a region
+            // (faint print flattened away, a shadow's edge taken for ink), the file's own pixels read it better. When
+            // the stages changed nothing but the scale, it is the first reading over again.
+            let stillWeak = Self.weakShare(of: result, weak: weak)
+            fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
+            if let uncorrected = page.uncorrected, options.minTextHeight == nil,
+               stillWeak >= ReadingStrength.weakPageShare || inkWithoutText
+            {
+                let change = Self.inkChange(uncorrected, on: image)
+                if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
+                if let change, change <= Self.sameInk {
+                    skipped.append("uncorrected")
+                } else {
+                    let scale = Self.linearScale(uncorrected.toPage)
+                    let reading = try read(uncorrected.image, with: engine,
+                                           resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
+                                           options: options, since: start)
+                    let again = PageResult(reading, resolution: resolution)
+                        .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
+                    variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, open: &open, variant: "uncorrected",
+                                                          decisions: &decisions)))
+                }
             }
             // Scattered text (receipts, labels, forms) that the page layout analysis did not see as text.
             if inkWithoutText {
@@ -120,18 +158,19 @@ extension TesseractRecognizer {
                 defer { engine.pageSegmentationMode = previous }
                 let reading = try read(image, with: engine, resolution: resolution, options: options, since: start)
                 let again = PageResult(reading, resolution: resolution)
-                variants.append(("sparse", adopt(again, into: &result, weak: &weak, variant: "sparse", decisions: &decisions)))
+                variants.append(("sparse", adopt(again, into: &result, weak: &weak, open: &open, variant: "sparse", decisions: &decisions)))
             }
-            variants.append(("other_binarization", try rereadWeakLines(&result, weak: weak, image: image, resolution: resolution,
-                                                                     decisions: &decisions)))
         } catch {
             // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
             fields.append(("stopped", JSON(error.message)))
         }
         engine.releasePage()
         otherBinarization?.releasePage()
+        // Read again is what the findings say only when some variant actually read something.
+        fields.insert(("read", JSON(!variants.isEmpty)), at: 0)
+        if !skipped.isEmpty { fields.append(("same_image", .array(skipped))) }
         if !decisions.isEmpty { result.text = Self.text(of: result) }
-        fields.append(("variants", .object(variants)))
+        if !variants.isEmpty { fields.append(("variants", .object(variants))) }
         fields.append(("regions", .array(decisions.prefix(100).map { decision in
             .object([("box", decision.box.json), ("variant", JSON(decision.variant))]
                     + (decision.added ? [("added", true)] : []))
@@ -139,9 +178,10 @@ extension TesseractRecognizer {
         return .object(fields)
     }
 
-    /// Takes from `other` (a whole-page reading in the page's coordinates) each weak line it read with a higher
+    /// Takes from `other` (a whole-page reading in the page's coordinates) each open line it read with a higher
     /// confidence, and each confident line that overlaps no word of the first reading.
-    private func adopt(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], variant: String,
+    private func adopt(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],
+                       variant: String,
                        decisions: inout [SecondReadingDecision]) -> JSON
     {
         let others = other.lines.filter { !$0.words.isEmpty }
@@ -149,7 +189,7 @@ extension TesseractRecognizer {
         var index = 0
         result.updateLines { line in
             defer { index += 1 }
-            guard index < weak.count, weak[index],
+            guard index < open.count, open[index],
                   let best = others.max(by: { line.box.overlapRatio($0.box) < line.box.overlapRatio($1.box) }),
                   line.box.overlapRatio(best.box) >= 0.5, best.confidence > line.confidence + Self.surerMargin else { return }
             line.words = best.words
@@ -167,19 +207,22 @@ extension TesseractRecognizer {
             result.blocks.append(Block(box: line.box, kind: BlockKind.text.rawValue,
                                        paragraphs: [Paragraph(box: line.box, lines: [line])]))
             weak.append(false)
+            open.append(false)
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
         }
         return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
     }
 
-    /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading.
-    private func rereadWeakLines(_ result: inout PageResult, weak: [Bool], image: Pix, resolution: Int,
+    /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading. A
+    /// line read with the same words is weak no more for the variants after this one: a picture thresholded another
+    /// way that reads the same says the words are what is printed.
+    private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], open: inout [Bool], image: Pix, resolution: Int,
                                  decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
     {
         let lines = result.lines
         let chosen = lines.indices.filter { $0 < weak.count && weak[$0] && !lines[$0].words.isEmpty }
             .prefix(Self.maximumRereadLines)
-        guard !chosen.isEmpty else { return .object([("replaced", 0)]) }
+        guard !chosen.isEmpty else { return .object([("read", 0), ("replaced", 0)]) }
         let boxes = chosen.map { index in
             let box = lines[index].box
             let pad = max(2, box.height / 6)
@@ -188,21 +231,98 @@ extension TesseractRecognizer {
                                  height: min(image.height, box.maxY + pad) - y0)
         }
         let reader = try otherBinarizationEngine()
-        let readings = reader.recognize(image, regions: boxes, mode: .singleLine, resolution: resolution > 0 ? resolution : nil)
+        // The first few lines are a sample: when every one of them reads the same words, the page is weak by what it
+        // says, and the rest of its weak lines are taken to be so too (read no further, here or whole).
+        let sample = min(Self.sampleLines, boxes.count)
+        var readings = reader.recognize(image, regions: Array(boxes.prefix(sample)), mode: .singleLine,
+                                        resolution: resolution > 0 ? resolution : nil)
+        let sampleSame = sample < boxes.count && zip(chosen, readings).allSatisfy { index, reading in
+            guard let reading else { return false }
+            let read = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
+            return read.count == 1 && read[0].words.map(\.text) == lines[index].words.map(\.text)
+        }
+        if sampleSame {
+            for index in chosen { weak[index] = false; open[index] = false }
+        } else if sample < boxes.count {
+            readings += reader.recognize(image, regions: Array(boxes.dropFirst(sample)), mode: .singleLine,
+                                         resolution: resolution > 0 ? resolution : nil)
+        }
         var replacements: [Int: [Word]] = [:]
+        var same = 0
         for (index, reading) in zip(chosen, readings) {
             guard let reading else { continue }
             let again = PageResult(reading, resolution: resolution).lines.filter { !$0.words.isEmpty }
-            guard again.count == 1, let line = again.first, line.confidence > lines[index].confidence + Self.surerMargin else { continue }
-            replacements[index] = line.words
-            decisions.append(SecondReadingDecision(box: lines[index].box, variant: "other_binarization", added: false))
+            guard again.count == 1, let line = again.first else { continue }
+            if line.words.map(\.text) == lines[index].words.map(\.text) {
+                weak[index] = false
+                open[index] = false
+                same += 1
+            } else if line.confidence > lines[index].confidence + Self.surerMargin {
+                replacements[index] = line.words
+                weak[index] = line.confidence < ReadingStrength.weakConfidence
+                decisions.append(SecondReadingDecision(box: lines[index].box, variant: "other_binarization", added: false))
+            }
         }
         var index = 0
         result.updateLines { line in
             defer { index += 1 }
             if let words = replacements[index] { line.words = words }
         }
-        return .object([("read", JSON(chosen.count)), ("replaced", JSON(replacements.count))])
+        return .object([("read", JSON(readings.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same))]
+                       + (sampleSame ? [("stopped_after_sample", true)] : []))
+    }
+
+    /// The share of the page's characters in lines flagged weak.
+    static func weakShare(of result: PageResult, weak: [Bool]) -> Double {
+        var total = 0, weakTotal = 0
+        for (index, line) in result.lines.enumerated() {
+            let characters = line.words.map { max(1, $0.text.count) }.reduce(0, +)
+            total += characters
+            if index < weak.count && weak[index] { weakTotal += characters }
+        }
+        return total > 0 ? Double(weakTotal) / Double(total) : 0
+    }
+
+    /// How much of the ink the correction stages changed, as a share of the dark pixels of either image (pixels
+    /// on the other side of mid-gray after the stages, the page as decoded brought to the page's size): nil when the
+    /// stages moved the page (turned, deskewed, rectified, dewarped), which no comparison of pixels can undo cheaply.
+    /// A change of scale alone is undone first: the scale stage picked the page's size from its own text, and the
+    /// same pixels at the size the file has them are no different picture of the print.
+    static func inkChange(_ uncorrected: UncorrectedImage, on image: Pix) -> Double? {
+        let h = uncorrected.toPage.m
+        guard h[1] == 0, h[3] == 0, h[2] == 0, h[5] == 0, h[6] == 0, h[7] == 0 else { return nil }
+        var original = uncorrected.image
+        if original === image { return 0 }
+        if original.width != image.width || original.height != image.height {
+            // As the scale stage made the page, so the two differ by the stages' other changes only.
+            guard let resampled = try? original.resampled(by: h[0]) else { return nil }
+            original = resampled.width == image.width && resampled.height == image.height ? resampled
+                : (try? resampled.scaled(toWidth: image.width, height: image.height)) ?? resampled
+            guard original.width == image.width, original.height == image.height else { return nil }
+        }
+        guard let a = try? original.grayPixels(), let b = try? image.grayPixels() else { return nil }
+        var ink = 0, flipped = 0
+        for i in 0..<a.data.count {
+            let darkA = a.data[i] < 128, darkB = b.data[i] < 128
+            if darkA || darkB { ink += 1 }
+            if darkA != darkB { flipped += 1 }
+        }
+        return ink > 0 ? Double(flipped) / Double(ink) : 0
+    }
+
+    /// Whether the pixels of `box` take at most two values (a bilevel scan, a page drawn in black on white): every
+    /// binarization, global or local, then gives the same picture of it.
+    static func isTwoTone(_ image: Pix, _ box: Rect) -> Bool {
+        if image.depth == 1 { return true }
+        guard box.width > 0, box.height > 0,
+              let band = try? image.cropped(to: Leptonica.Box(x: box.x, y: box.y, width: box.width, height: box.height)),
+              let pixels = try? band.grayPixels() else { return false }
+        var values: Set<UInt8> = []
+        for value in pixels.data {
+            values.insert(value)
+            if values.count > 2 { return false }
+        }
+        return true
     }
 
     /// Whether an image with (almost) no text read has marks the size of letters: dark components between 0.4% and

@@ -68,6 +68,38 @@ struct SecondReadingTests {
         #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: twice.text) < 0.02)
     }
 
+    @Test("a weak clean page the stages did not change is not read twice: its findings say the variants were the same image")
+    func unchangedPage() throws {
+        let twice = try read("reread/paths-bilevel.png", secondReading: true)
+        let finding = try #require(twice.findings["second_reading"])
+        // Weak by what it says (file paths), so only the sameness of the variants keeps it from a second reading.
+        #expect((finding["weak_share"]?.doubleValue ?? 0) >= ReadingStrength.weakPageShare, "\(finding)")
+        #expect(twice.findings["scale"]?["applied"]?.boolValue == false)
+        #expect(finding["read"]?.boolValue == false, "\(finding)")
+        #expect(finding["variants"] == nil)
+        // Two-tone lines binarize one way, and with no weak line left the page is not read whole either.
+        #expect(finding["same_image"]?.arrayValue?.compactMap(\.stringValue) == ["other_binarization"])
+        #expect((finding["still_weak_share"]?.doubleValue ?? 1) == 0)
+        #expect(finding["regions"]?.arrayValue?.isEmpty == true)
+        let once = try read("reread/paths-bilevel.png", secondReading: false)
+        #expect(once.text == twice.text)
+        let truth = try String(contentsOfFile: Fixtures.path("reread/paths-bilevel.gt.txt"), encoding: .utf8)
+        #expect(TextMetrics.characterErrorRate(reference: truth, hypothesis: twice.text) < 0.02)
+    }
+
+    @Test("sameness: a two-tone band binarizes one way, a gray one does not; a moved page is not the same image")
+    func sameness() throws {
+        let page = try Pix(encoded: Fixtures.read("reread/paths-bilevel.png"))
+        let gray = try page.grayscale()
+        #expect(TesseractRecognizer.isTwoTone(gray, Rect(x: 0, y: 0, width: gray.width, height: gray.height)))
+        let receipt = try Pix(encoded: Fixtures.read("reread/sroie-000.jpg")).grayscale()
+        #expect(!TesseractRecognizer.isTwoTone(receipt, Rect(x: 0, y: 0, width: receipt.width, height: receipt.height)))
+        #expect(TesseractRecognizer.inkChange(UncorrectedImage(image: gray, toPage: .identity), on: gray) == 0)
+        #expect(TesseractRecognizer.inkChange(UncorrectedImage(image: gray, toPage: .translation(1, 0)), on: gray) == nil)
+        let blurred = try gray.resampled(by: 0.5).scaled(toWidth: gray.width, height: gray.height)
+        #expect((TesseractRecognizer.inkChange(UncorrectedImage(image: gray, toPage: .identity), on: blurred) ?? 0) > 0.01)
+    }
+
     @Test("boxes read on the uncorrected image map onto the corrected page through the stages' transform")
     func boxesMapped() {
         // The stages enlarged the page 2.5 times and moved it 10 pixels right.
