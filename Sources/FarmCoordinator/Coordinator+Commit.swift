@@ -116,5 +116,5 @@ enum PendingWrite {
     case lost(AttemptID, worker: WorkerID, startedAt: Double?, message: String)
     case returned(AttemptID, worker: WorkerID, startedAt: Double?)
     case joined(Hello)
-    case left(WorkerID, state: String)
+    case left(WorkerID, state: WorkerExit)
 }

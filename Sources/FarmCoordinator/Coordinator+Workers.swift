@@ -45,11 +45,11 @@ extension Coordinator {
             }
         }
         worker.leases.removeAll()
-        remove(worker, state: "gone")
+        remove(worker, state: .gone)
         Log.info("worker left", ["worker": worker.id.rawValue, "reason": reason])
     }
 
-    func remove(_ worker: WorkerState, state: String) {
+    func remove(_ worker: WorkerState, state: WorkerExit) {
         workers.removeValue(forKey: worker.id)
         routes.removeValue(forKey: worker.route)
         pending.append(.left(worker.id, state: state))
@@ -82,7 +82,7 @@ extension Coordinator {
                                      message: "worker \(worker.id) went silent while working on the page"))
             }
             worker.leases.removeAll()
-            remove(worker, state: "lost")
+            remove(worker, state: .lost)
         }
     }
 

@@ -22,4 +22,6 @@ public enum SourceKind: String, Sendable {
     case image
     /// A PDF; the page index picks the page to rasterize.
     case pdf
+    /// A file that cannot be a page (empty, not an image, an encrypted PDF): recorded as a failed page at submit.
+    case invalid
 }

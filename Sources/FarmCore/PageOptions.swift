@@ -1,13 +1,28 @@
+/// The correction stages a page may leave out (`--skip`), in pipeline order; stored and sent by raw value.
+public enum CorrectionStage: String, Sendable, CaseIterable {
+    case segment, orient, deskew, dewarp, scale, enhance
+}
+
+/// The look of the page image kept for the PDF (the OCR sees whatever reads best); stored by raw value.
+public enum ImageMode: String, Sendable, CaseIterable {
+    /// Lighting flattened, colors kept.
+    case color
+    /// Lighting flattened, gray.
+    case gray
+    /// Black and white.
+    case bw
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
     public var languages: [String]
     /// Stop recognizing after this many milliseconds (nil: no limit).
     public var timeoutMilliseconds: Int?
-    /// The look of the page image kept for the PDF: "color", "gray" or "bw".
-    public var imageMode: String
-    /// Correction stages left out ("segment", "orient", "deskew", "dewarp", "scale", "enhance").
-    public var skippedStages: [String]
+    /// The look of the page image kept for the PDF.
+    public var imageMode: ImageMode
+    /// Correction stages left out, in pipeline order.
+    public var skippedStages: [CorrectionStage]
     /// Alternative readings to keep per word, with their confidences (0: none).
     public var candidates: Int
     /// Words the page may contain that no dictionary knows (names, terms, codes): near misses are read as them.
@@ -27,16 +42,14 @@ public struct PageOptions: Sendable, Equatable {
 
     /// `--lang auto`: the languages are chosen per page from the script the page is written in.
     public static let automaticLanguage = "auto"
-    public static let correctionStages = ["segment", "orient", "deskew", "dewarp", "scale", "enhance"]
-    public static let imageModes = ["color", "gray", "bw"]
 
     /// The most alternatives a word can carry.
     public static let maximumCandidates = 10
     /// The most custom words a page's options carry (they travel in every JOB).
     public static let maximumWords = 10_000
 
-    public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: String = "gray",
-                skippedStages: [String] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil,
+    public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: ImageMode = .gray,
+                skippedStages: [CorrectionStage] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil,
                 level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [OutputFormat] = OutputFormat.storable)
     {
         self.outputs = outputs
@@ -54,8 +67,8 @@ public struct PageOptions: Sendable, Equatable {
     public var json: JSON {
         var fields: [(String, JSON)] = [("lang", JSON(languages.joined(separator: "+")))]
         if let timeoutMilliseconds { fields.append(("timeout_ms", JSON(timeoutMilliseconds))) }
-        if imageMode != "gray" { fields.append(("mode", JSON(imageMode))) }
-        if !skippedStages.isEmpty { fields.append(("skip", .array(skippedStages.map { JSON($0) }))) }
+        if imageMode != .gray { fields.append(("mode", JSON(imageMode.rawValue))) }
+        if !skippedStages.isEmpty { fields.append(("skip", .array(skippedStages.map { JSON($0.rawValue) }))) }
         if candidates > 0 { fields.append(("candidates", JSON(candidates))) }
         if !words.isEmpty { fields.append(("words", .array(words.map { JSON($0) }))) }
         if let minTextHeight { fields.append(("min_text_height", .rounded(minTextHeight, places: 4))) }
@@ -72,9 +85,9 @@ public struct PageOptions: Sendable, Equatable {
         languages = lang.split(separator: "+").map(String.init).filter { !$0.isEmpty }
         if languages.isEmpty { languages = ["eng"] }
         timeoutMilliseconds = json?["timeout_ms"]?.intValue
-        let mode = json?["mode"]?.stringValue ?? "gray"
-        imageMode = Self.imageModes.contains(mode) ? mode : "gray"
-        skippedStages = (json?["skip"]?.arrayValue ?? []).compactMap(\.stringValue).filter { Self.correctionStages.contains($0) }
+        imageMode = json?["mode"]?.stringValue.flatMap(ImageMode.init(rawValue:)) ?? .gray
+        let skipped = Set((json?["skip"]?.arrayValue ?? []).compactMap(\.stringValue))
+        skippedStages = CorrectionStage.allCases.filter { skipped.contains($0.rawValue) }
         candidates = min(Self.maximumCandidates, max(0, json?["candidates"]?.intValue ?? 0))
         words = Array((json?["words"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.isEmpty }.prefix(Self.maximumWords))
         minTextHeight = json?["min_text_height"]?.doubleValue.flatMap { (0..<1).contains($0) && $0 > 0 ? $0 : nil }

@@ -9,7 +9,7 @@ public enum PageExtractor {
 
     /// One file per page of a PDF or multi-page TIFF, written into `directory` (created if needed), in page order.
     /// TIFF pages are written losslessly: G4 for bilevel pages, PNG for the rest.
-    public static func split(_ bytes: [UInt8], kind: SourceInspection.Kind, source: RawPath, pages: Int,
+    public static func split(_ bytes: [UInt8], kind: SourceKind, source: RawPath, pages: Int,
                              into directory: String) throws -> [RawPath]
     {
         try FileSystem.makeDirectory(directory)

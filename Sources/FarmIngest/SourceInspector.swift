@@ -4,9 +4,7 @@ import QPDF
 
 /// What a submitted file holds, judged by its content (never by its name).
 public struct SourceInspection: Sendable, Equatable {
-    public enum Kind: String, Sendable { case image, pdf, invalid }
-
-    public let kind: Kind
+    public let kind: SourceKind
     /// Pages in the file (a TIFF's pages, a PDF's pages); 1 for an invalid file, which becomes one failed page.
     public let pages: Int
     /// The format found, e.g. "png", "tiff-g4", "pdf".

@@ -106,7 +106,7 @@ public final class Submission {
                 let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
                                           message: "cannot read the file: \(error.reason)")
                 hash = "unreadable " + SHA256.hex(path.bytes)
-                pages = [NewPage(source: source, index: 0, kind: SourceInspection.Kind.image.rawValue, failure: failure)]
+                pages = [NewPage(source: source, index: 0, kind: .image, failure: failure)]
             }
             // Unusable files are reported when they are recorded, not when they are skipped as submitted before.
             let invalid = pages.compactMap { page in page.failure.map { (path, $0) } }
@@ -147,7 +147,7 @@ public final class Submission {
     private func pages(of bytes: [UInt8], path: RawPath, source: RawPath, hash: String, pageFolder: RawPath) -> [NewPage] {
         let inspection = SourceInspector.inspect(bytes, name: path.description)
         if let failure = inspection.failure {
-            return [NewPage(source: source, index: 0, kind: "invalid", failure: failure)]
+            return [NewPage(source: source, index: 0, kind: .invalid, failure: failure)]
         }
         if inspection.pages > 1 && bytes.count > options.splitThreshold,
            let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
@@ -157,12 +157,12 @@ public final class Submission {
             // part is recorded by its own hash and size, as the coordinator will check it.
             return files.map { file in
                 let part = try? FileSystem.read(file, regularOnly: true)
-                return NewPage(source: file, index: 0, kind: inspection.kind.rawValue, sourceHash: part.map { SHA256.hex($0) },
+                return NewPage(source: file, index: 0, kind: inspection.kind, sourceHash: part.map { SHA256.hex($0) },
                                sourceSize: part?.count)
             }
         }
         return (0..<inspection.pages).map {
-            NewPage(source: source, index: $0, kind: inspection.kind.rawValue, sourceHash: hash, sourceSize: bytes.count)
+            NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: bytes.count)
         }
     }
 

@@ -3,7 +3,7 @@ import Leptonica
 
 /// deskew: straightens small rotations (within ±15°) measured from the text lines.
 public struct DeskewStage: PageStage {
-    public let name = "deskew"
+    public let name = CorrectionStage.deskew.rawValue
     /// Angles smaller than this are left alone: rotating costs sharpness for nothing.
     static let minimumAngle = 0.1
     /// Leptonica's confidence (ratio of projection scores) needed to act.

@@ -10,7 +10,7 @@ import Leptonica
 /// homography and a dewarp is not one, so on a dewarped page word boxes map back only approximately
 /// (`"mapping": "approximate"` in the findings).
 public struct DewarpStage: PageStage {
-    public let name = "dewarp"
+    public let name = CorrectionStage.dewarp.rawValue
 
     /// How far a row of the page must bend, as a fraction of the line pitch, for the page to count as curved.
     ///

@@ -13,8 +13,8 @@ import Leptonica
 /// the levels are stretched (the darkest half percent to black, the 90th percentile, paper, to white), and a thin
 /// frame is whitened, because a page edge mixed with background is not content.
 public struct EnhanceStage: PageStage {
-    public let name = "enhance"
-    let mode: PipelineOptions.EnhanceMode
+    public let name = CorrectionStage.enhance.rawValue
+    let mode: ImageMode
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {

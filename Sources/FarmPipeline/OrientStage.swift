@@ -17,7 +17,7 @@ import Tesseract
 /// print) a sample twice as wide, small print enlarged, is read every way up and the reading that clearly outweighs
 /// the others wins; failing that too, the page stays as it is.
 public struct OrientStage: PageStage {
-    public let name = "orient"
+    public let name = CorrectionStage.orient.rawValue
     /// OSD confidence needed to act on OSD alone (OCRmyPDF uses 14 and leaves some pages upside down; see docs).
     public static let defaultThreshold = 2.0
     /// OSD confidence needed to turn a page by 180° on OSD alone.

@@ -4,15 +4,6 @@ import Tesseract
 
 /// How the seeing stages run. A disabled stage is left out of the pipeline, not skipped inside it.
 public struct PipelineOptions: Sendable, Hashable {
-    public enum EnhanceMode: String, Sendable, CaseIterable {
-        /// Lighting flattened, colors kept.
-        case color
-        /// Lighting flattened, gray.
-        case gray
-        /// Black and white.
-        case bw
-    }
-
     public var segment: Bool
     public var orient: Bool
     public var deskew: Bool
@@ -21,12 +12,12 @@ public struct PipelineOptions: Sendable, Hashable {
     public var scale: Bool
     public var enhance: Bool
     /// The look of the page image kept for the PDF (the OCR sees whatever reads best).
-    public var mode: EnhanceMode
+    public var mode: ImageMode
     /// OSD confidence below which the page is left as it is.
     public var orientationThreshold: Double
 
     public init(segment: Bool = true, orient: Bool = true, deskew: Bool = true, dewarp: Bool = true, scale: Bool = true,
-                enhance: Bool = true, mode: EnhanceMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
+                enhance: Bool = true, mode: ImageMode = .gray, orientationThreshold: Double = OrientStage.defaultThreshold)
     {
         self.segment = segment
         self.orient = orient
@@ -45,10 +36,10 @@ public struct PipelineOptions: Sendable, Hashable {
     /// The stages and look a page's options ask for.
     public init(_ options: PageOptions) {
         let skipped = Set(options.skippedStages)
-        self.init(segment: !skipped.contains("segment"), orient: !skipped.contains("orient"),
-                  deskew: !skipped.contains("deskew"), dewarp: !skipped.contains("dewarp"), scale: !skipped.contains("scale"),
-                  enhance: !skipped.contains("enhance"),
-                  mode: EnhanceMode(rawValue: options.imageMode) ?? .gray)
+        self.init(segment: !skipped.contains(.segment), orient: !skipped.contains(.orient),
+                  deskew: !skipped.contains(.deskew), dewarp: !skipped.contains(.dewarp), scale: !skipped.contains(.scale),
+                  enhance: !skipped.contains(.enhance),
+                  mode: options.imageMode)
     }
 }
 

@@ -6,7 +6,7 @@ import Leptonica
 /// far down that the page's smallest text (table cells, footnotes: the smallest glyph height many glyphs share)
 /// falls below the x-height Tesseract still reads reliably.
 public struct ScaleStage: PageStage {
-    public let name = "scale"
+    public let name = CorrectionStage.scale.rawValue
     /// The x-height, in pixels, that reads best (measured: see docs/architecture.md).
     static let targetXHeight = 16.0
     /// For Chinese and Japanese the common glyph is a full-height ideograph, not a lowercase letter.

@@ -37,7 +37,7 @@ public struct DocumentDetection: Sendable {
 /// page reports the full frame. When nothing convincing is found, the page goes on uncropped with the low
 /// confidence recorded.
 public struct SegmentStage: PageStage {
-    public let name = "segment"
+    public let name = CorrectionStage.segment.rawValue
 
     public func run(_ image: Pix, _ context: inout PageContext) throws(PageFailure) -> Pix {
         do throws(LeptonicaError) {

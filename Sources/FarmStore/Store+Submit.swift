@@ -6,14 +6,14 @@ public struct NewPage: Sendable {
     public var source: RawPath
     /// Page within the file (TIFF or PDF page), from 0.
     public var index: Int
-    /// "image" or "pdf"; "invalid" for a page that fails at once.
-    public var kind: String
+    /// Image or PDF; invalid for a page that fails at once.
+    public var kind: SourceKind
     public var failure: PageFailure?
     /// The source file as submitted: its SHA-256 (hex) and size, checked before the page is sent.
     public var sourceHash: String?
     public var sourceSize: Int?
 
-    public init(source: RawPath, index: Int, kind: String, failure: PageFailure? = nil, sourceHash: String? = nil,
+    public init(source: RawPath, index: Int, kind: SourceKind, failure: PageFailure? = nil, sourceHash: String? = nil,
                 sourceSize: Int? = nil) {
         self.source = source
         self.index = index
@@ -89,7 +89,7 @@ extension Store {
                 for (number, page) in document.pages.enumerated() {
                     try insertPage.execute([
                         .integer(id.rawValue), .integer(Int64(number + 1)), .blob(page.source.bytes),
-                        .integer(Int64(page.index)), .text(page.kind),
+                        .integer(Int64(page.index)), .text(page.kind.rawValue),
                         .text(page.failure == nil ? PageState.queued.rawValue : PageState.failed.rawValue),
                         .integer(Int64(document.priority)), .real(now),
                         SQLiteValue(page.failure?.stage), SQLiteValue(page.failure?.code.rawValue),

@@ -24,9 +24,9 @@ extension Store {
             """).execute([.real(lastSeen), .integer(Int64(done)), .integer(Int64(failed)), .text(id.rawValue)])
     }
 
-    public func workerLeft(_ id: WorkerID, state: String, now: Double = Clock.now) throws {
+    public func workerLeft(_ id: WorkerID, state: WorkerExit, now: Double = Clock.now) throws {
         try connection.cached("UPDATE workers SET state = ?, last_seen = max(last_seen, ?) WHERE id = ?")
-            .execute([.text(state), .real(now), .text(id.rawValue)])
+            .execute([.text(state.rawValue), .real(now), .text(id.rawValue)])
     }
 
     /// Marks every worker not seen since `before` as gone (at coordinator start, all of them).

@@ -24,6 +24,14 @@ public struct WorkerLiveness: Sendable, Equatable {
     }
 }
 
+/// How a worker's connection ended, as the store keeps it (`workers.state`; a connected worker's is "alive").
+public enum WorkerExit: String, Sendable, CaseIterable {
+    /// It said BYE.
+    case gone
+    /// It went silent past the liveness window and was declared lost.
+    case lost
+}
+
 /// A worker as reports see it.
 public enum WorkerCondition: String, Sendable, CaseIterable {
     /// Heard from within the liveness window.

@@ -183,13 +183,16 @@ enum CorrectionOptions {
 
     static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
         var options = options
-        options.imageMode = try arguments.choice("--mode", PageOptions.imageModes) ?? "gray"
-        var skipped = arguments.strings("--skip")
-        for stage in skipped where !PageOptions.correctionStages.contains(stage) {
-            throw UsageError(message: "--skip takes \(PageOptions.correctionStages.joined(separator: ", ")), not '\(stage)'")
+        options.imageMode = try arguments.choice("--mode", ImageMode.allCases.map(\.rawValue)).flatMap(ImageMode.init(rawValue:)) ?? .gray
+        var skipped = Set<CorrectionStage>()
+        for name in arguments.strings("--skip") {
+            guard let stage = CorrectionStage(rawValue: name) else {
+                throw UsageError(message: "--skip takes \(CorrectionStage.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            }
+            skipped.insert(stage)
         }
-        if arguments.flag("--raw") { skipped = PageOptions.correctionStages }
-        options.skippedStages = PageOptions.correctionStages.filter { skipped.contains($0) }
+        if arguments.flag("--raw") { skipped = Set(CorrectionStage.allCases) }
+        options.skippedStages = CorrectionStage.allCases.filter { skipped.contains($0) }
         options.candidates = try arguments.int("--candidates", range: 0...PageOptions.maximumCandidates) ?? 0
         if let path = arguments.string("--words") {
             guard let text = try? FileSystem.readText(path) else {

@@ -30,7 +30,7 @@ final class CoordinatorRig {
         for index in 0..<count {
             let path = folder.file("page-\(index).png")
             try FileSystem.write(Array("page \(index)".utf8), to: path)
-            pages.append(NewPage(source: RawPath(path), index: 0, kind: "image"))
+            pages.append(NewPage(source: RawPath(path), index: 0, kind: .image))
         }
         _ = try store.add([NewDocument(name: "doc", source: RawPath(folder.path), contentHash: String(UInt64.random(in: 0...UInt64.max), radix: 16),
                                        priority: 0, options: PageOptions(), pages: pages)])

@@ -101,8 +101,8 @@ struct DewarpTests {
 
     @Test("--skip dewarp leaves the stage out")
     func skipped() {
-        #expect(PageOptions.correctionStages.contains("dewarp"))
-        let options = PipelineOptions(PageOptions(skippedStages: ["dewarp"]))
+        #expect(CorrectionStage.allCases.contains(.dewarp))
+        let options = PipelineOptions(PageOptions(skippedStages: [.dewarp]))
         #expect(!options.dewarp)
         #expect(!PagePipeline(options: options).stages.contains { $0.name == "dewarp" })
         #expect(PagePipeline(options: PipelineOptions()).stages.map(\.name)

@@ -14,7 +14,7 @@ struct FrameCodecTests {
                  options: PageOptions(languages: ["chi_sim", "eng"], timeoutMilliseconds: 30_000), bytes: [0, 1, 2, 255])),
         .job(Job(attempt: attempt, source: "book.pdf", kind: .pdf, index: 0, options: PageOptions(), bytes: [])),
         .job(Job(attempt: attempt, source: "codes.png", kind: .image, index: 0,
-                 options: PageOptions(languages: ["auto"], imageMode: "bw", skippedStages: ["deskew"], candidates: 3,
+                 options: PageOptions(languages: ["auto"], imageMode: .bw, skippedStages: [.deskew], candidates: 3,
                                       words: ["CC0"], minTextHeight: 0.01, level: .accurate, languageCorrection: false),
                  bytes: [9])),
         .result(ResultMessage(attempt: attempt, engine: "tesseract 5.3.0 eng", meanConfidence: 91.25, width: 2480,

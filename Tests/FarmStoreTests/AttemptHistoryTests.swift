@@ -14,7 +14,7 @@ struct AttemptHistoryTests {
         store = try Store(path: folder.file("farm.db"))
         let id = try store.add([NewDocument(name: "doc", source: RawPath("/data/doc.png"), contentHash: "h", priority: 0,
                                             options: PageOptions(),
-                                            pages: [NewPage(source: RawPath("/data/doc.png"), index: 0, kind: "image")])])[0]
+                                            pages: [NewPage(source: RawPath("/data/doc.png"), index: 0, kind: .image)])])[0]
         page = try #require(try store.pages(of: [id]).first).id
     }
 

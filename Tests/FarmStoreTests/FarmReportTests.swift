@@ -16,7 +16,7 @@ struct FarmReportTests {
     }
 
     func add(_ name: String, pages count: Int, submitted: Double) throws -> [PageID] {
-        let pages = (0..<count).map { NewPage(source: RawPath("/data/\(name)-\($0).png"), index: 0, kind: "image") }
+        let pages = (0..<count).map { NewPage(source: RawPath("/data/\(name)-\($0).png"), index: 0, kind: .image) }
         let id = try store.add([NewDocument(name: name, source: RawPath("/data/\(name)"), contentHash: name, priority: 0,
                                             options: PageOptions(), pages: pages)], now: submitted)[0]
         return try store.pages(of: [id]).map(\.id)

@@ -12,7 +12,7 @@ struct SearchStoreTests {
     /// Adds a document whose pages are done with these texts (and keyword lists); returns its page ids in order.
     @discardableResult
     func addDone(_ store: Store, name: String, texts: [String], keywords: [[String]]? = nil) throws -> [PageID] {
-        let pages = texts.indices.map { NewPage(source: RawPath("/data/\(name)/\($0).png"), index: 0, kind: "image") }
+        let pages = texts.indices.map { NewPage(source: RawPath("/data/\(name)/\($0).png"), index: 0, kind: .image) }
         let document = try store.add([NewDocument(name: name, source: RawPath("/data/\(name)"), contentHash: nil, priority: 0,
                                                   options: PageOptions(), pages: pages)])[0]
         var ids: [PageID] = []
@@ -127,7 +127,7 @@ struct SearchStoreTests {
         #expect(keywords.keywords.map(\.pages) == [2, 1, 1])
         // A structure that is not JSON counts as a done page without keywords.
         _ = try store.add([NewDocument(name: "broken", source: RawPath("/b"), contentHash: nil, priority: 0,
-                                       options: PageOptions(), pages: [NewPage(source: RawPath("/b/0.png"), index: 0, kind: "image")])])
+                                       options: PageOptions(), pages: [NewPage(source: RawPath("/b/0.png"), index: 0, kind: .image)])])
         let page = try #require(try store.queuedPages(limit: 1).first)
         let attempt = try #require(try store.write { try store.lease(page.id, to: worker, now: 1, expires: 100) })
         _ = try store.write {

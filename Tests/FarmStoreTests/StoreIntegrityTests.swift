@@ -9,7 +9,7 @@ struct StoreIntegrityTests {
     let folder = TemporaryDirectory("store-integrity")
 
     func addPages(_ store: Store, _ count: Int) throws {
-        let pages = (0..<count).map { NewPage(source: RawPath("/data/p\($0).png"), index: 0, kind: "image") }
+        let pages = (0..<count).map { NewPage(source: RawPath("/data/p\($0).png"), index: 0, kind: .image) }
         _ = try store.add([NewDocument(name: "doc", source: RawPath("/data"), contentHash: "h", priority: 0,
                                        options: PageOptions(), pages: pages)])
     }

@@ -16,7 +16,7 @@ struct StoreTests {
     }
 
     func addPages(_ count: Int, priority: Int = 0, name: String = "doc") throws -> DocumentID {
-        let pages = (0..<count).map { NewPage(source: RawPath("/data/\(name)-\($0).png"), index: 0, kind: "image") }
+        let pages = (0..<count).map { NewPage(source: RawPath("/data/\(name)-\($0).png"), index: 0, kind: .image) }
         return try store.add([NewDocument(name: name, source: RawPath("/data/\(name)"), contentHash: name,
                                           priority: priority, options: PageOptions(), pages: pages)])[0]
     }
