@@ -47,7 +47,8 @@ let package = Package(
         .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
         // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
-        .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "ZeroMQ"]),
+        .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",
+                                                        "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),

@@ -41,6 +41,14 @@ extension Coordinator {
             worker.credit = min(worker.credit + n, 1_000_000)
         case .result(let result):
             guard let lease = take(result.attempt, from: worker) else { return refuse("RESULT", result.attempt, from: worker) }
+            if let problem = ResultCheck.problem(in: result) {
+                countMalformed("invalid-result", detail: "RESULT for page \(result.attempt.page.rawValue) from \(id.rawValue): \(problem)")
+                let failure = PageFailure(stage: "result", code: .invalidResult,
+                                          message: "worker \(id.rawValue) sent a result the farm does not keep: \(problem)",
+                                          retryable: true)
+                pending.append(.failure(result.attempt, worker: id, failure: failure, startedAt: lease.startedAt, outcome: .failed))
+                return
+            }
             let output = PageOutput(engine: result.engine, text: String(decoding: result.text, as: UTF8.self),
                                     meanConfidence: result.meanConfidence, width: result.width, height: result.height,
                                     structure: result.structure,

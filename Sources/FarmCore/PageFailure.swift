@@ -25,6 +25,9 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Comparable, Cus
     public static let pdfFailed = FailureCode("pdf-failed")
     /// A PDF needs a password to open.
     public static let pdfEncrypted = FailureCode("pdf-encrypted")
+    /// A worker's result was not kept: a rendering that does not parse (a PDF qpdf cannot read, XML that is not
+    /// well-formed), text that is not UTF-8, or an artifact the farm does not store.
+    public static let invalidResult = FailureCode("invalid-result")
     /// An internal error in ocrfarm itself.
     public static let internalError = FailureCode("internal-error")
 

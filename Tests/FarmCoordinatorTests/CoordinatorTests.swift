@@ -148,6 +148,28 @@ struct CoordinatorTests {
         #expect(try outcomes(rig, pages[0]) == [AttemptOutcome.done.rawValue])
     }
 
+    @Test("a fake PDF or broken XML from the lease holder is not stored: the attempt fails as invalid-result and is retried")
+    func invalidRenderings() throws {
+        let rig = try CoordinatorRig()
+        let pages = try rig.addPages(2)
+        let worker = try rig.worker("rogue", slots: 2)
+        worker.send(.credit(2))
+        let jobs = try worker.awaitJobs(2)
+        func result(_ attempt: AttemptID, _ artifacts: [(String, [UInt8])]) -> FarmProtocol.Message {
+            .result(ResultMessage(attempt: attempt, engine: "none", meanConfidence: 0, width: 1, height: 1,
+                                  timings: [StageTiming(stage: "decode", milliseconds: 1)], text: Array("FORGED".utf8),
+                                  structure: Array("{}".utf8), artifacts: artifacts))
+        }
+        worker.send(result(jobs[0].attempt, [("pdf", Array("%PDF-1.4 fake".utf8))]))
+        worker.send(result(jobs[1].attempt, [("hocr", Array("<html><body>".utf8))]))
+        #expect(try rig.pump { rig.counters.malformed["invalid-result"] == 2 })
+        #expect(try rig.pump { try rig.page(pages[0]).state == .queued && rig.page(pages[1]).state == .queued })
+        let stored = try rig.store.connection.prepare("SELECT count(*) FROM results").first { $0.int(0) }
+        #expect(stored == 0)
+        let codes = try rig.store.connection.prepare("SELECT code FROM attempts ORDER BY page_id").rows { $0.text(0) }
+        #expect(codes == ["invalid-result", "invalid-result"])
+    }
+
     @Test("store-write failure: results are held and dispatch pauses; once the store accepts writes, both resume")
     func storeFailureAndResume() throws {
         let rig = try CoordinatorRig(busyTimeoutMilliseconds: 1)

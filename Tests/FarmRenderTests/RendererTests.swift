@@ -37,6 +37,21 @@ struct RendererTests {
         #expect(hocr.contains("image \"scan 1.png\"; bbox 0 0 800 1000"))
     }
 
+    @Test("the renderings are well-formed XML by the check the coordinator applies to what workers send")
+    func wellFormed() {
+        for turned in [false, true] {
+            let page = page(turned: turned)
+            let hocr = HOCR.header(system: "ocrfarm test") + HOCR.page(page) + HOCR.footer
+            let alto = ALTO.header(imageName: "scan 1.png", software: "ocrfarm", version: "test") + ALTO.page(page) + ALTO.footer
+            let pageXML = PAGEXML.document(page, creator: "ocrfarm test", created: 1_800_000_000)
+            for (name, text) in [("hocr", hocr), ("alto", alto), ("page", pageXML)] {
+                #expect(XML.isWellFormed(Array(text.utf8)), "\(name): \(text)")
+                // Cut short, it is not.
+                #expect(!XML.isWellFormed(Array(text.utf8.dropLast(20))), "\(name) cut short")
+            }
+        }
+    }
+
     @Test("ALTO: positions, word confidence, spaces, and polygons only where needed")
     func alto() {
         let flat = ALTO.page(page(turned: false))
