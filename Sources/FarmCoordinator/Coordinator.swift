@@ -140,7 +140,9 @@ public final class Coordinator {
         let poller = Poller()
         poller.add(socket)
         var lastTurn = Int64.min
-        while !shouldStop() && Shutdown.requested == nil {
+        var storeGone: String?
+        var lastStoreCheck = time.monotonicMilliseconds
+        while !shouldStop() && Shutdown.requested == nil && storeGone == nil {
             let timeout = nextTimeout()
             try poller.poll(timeoutMilliseconds: timeout)
             // Group commit needs groups: woken by every message, a busy coordinator would commit a page or two at
@@ -149,8 +151,17 @@ public final class Coordinator {
             if time.monotonicMilliseconds == lastTurn { time.sleep(milliseconds: 1) }
             lastTurn = time.monotonicMilliseconds
             try turn()
+            if lastTurn - lastStoreCheck >= 2000 {
+                lastStoreCheck = lastTurn
+                storeGone = store.fileGone()
+            }
         }
-        Log.info("coordinator stopping", ["reason": Shutdown.requested.map { "signal \($0)" } ?? "asked"])
+        if let storeGone {
+            // Results accepted so far still go into the file it has open (SQLite writes through its descriptor);
+            // nothing more is handed out.
+            Log.error("the store file is gone: dispatch stopped", ["store": store.path, "error": storeGone])
+        }
+        Log.info("coordinator stopping", ["reason": storeGone != nil ? "store gone" : Shutdown.requested.map { "signal \($0)" } ?? "asked"])
         try drainMessages()
         commit(assignments: [], force: true)
         if !pending.isEmpty {
@@ -162,7 +173,18 @@ public final class Coordinator {
             send(.bye(Bye(reason: "coordinator stopping")), to: worker)
         }
         writeCounters(force: true, stopping: true)
+        if storeGone != nil {
+            do {
+                try store.checkpoint()
+            } catch {
+                Log.error("cannot copy the write-ahead log into the moved store", ["store": store.path, "error": "\(error)"])
+            }
+        }
         Log.info("coordinator stopped", ["dispatched": String(counters.dispatched), "completed": String(counters.completed)])
+        if let storeGone {
+            throw StoreError(storeGone + "; the coordinator stopped. Every result it accepted is in the file it had open "
+                + "(at its new name if it was moved): put that file back at the store's path and start again", kind: .gone)
+        }
     }
 
     /// One turn of the loop: read, decide, commit, send. Public for tests that drive the loop by hand.

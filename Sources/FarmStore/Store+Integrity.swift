@@ -1,6 +1,12 @@
 import FarmCore
 import SQLite
 
+/// A file by device and inode: the same file whatever its name.
+public struct FileIdentity: Sendable, Equatable {
+    public let device: UInt64
+    public let inode: UInt64
+}
+
 extension Store {
     /// "OCRF" in ASCII: every ocrfarm store carries it as SQLite's `application_id` (the file header's offset
     /// 68), so ocrfarm knows its own files and refuses to add its tables to another program's database.
@@ -30,6 +36,29 @@ extension Store {
         let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
         throw StoreError("\(path) is not an ocrfarm store: it is a SQLite database with other tables (\(shown)); "
             + "ocrfarm does not add its tables to another program's file; give another --store", kind: .notAStore)
+    }
+
+    /// The store file's device and inode now, nil when nothing is at the path.
+    static func identity(of path: String) -> FileIdentity? {
+        (try? FileSystem.status(RawPath(path))).map { FileIdentity(device: $0.device, inode: $0.inode) }
+    }
+
+    /// Why the file this store has open is no longer the file at its path (deleted, or moved and maybe replaced),
+    /// nil while it still is. A coordinator asks every few seconds: it would otherwise go on logging "page done"
+    /// into a file nobody will open again, and a later `submit` at the path would make a new store.
+    public func fileGone() -> String? {
+        guard let opened = openedIdentity else { return nil }
+        guard let now = Self.identity(of: path) else {
+            return "store \(path) was deleted or moved while in use: nothing is at that path now"
+        }
+        return now == opened ? nil : "store \(path) was replaced while in use: the file at that path is not the one opened"
+    }
+
+    /// Copies everything in the write-ahead log into the store file and empties the log. A coordinator does this when
+    /// its store was moved: SQLite writes through the descriptor it holds, so the results reach the moved file,
+    /// while on close it would leave them in the `-wal` under the old name (it will not checkpoint a renamed file).
+    public func checkpoint() throws {
+        do { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") } catch { throw StoreError(error, path: path) }
     }
 
     /// `PRAGMA quick_check`: throws a `.damaged` StoreError naming the first problems unless the store is sound.

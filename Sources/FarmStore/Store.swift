@@ -11,6 +11,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case damaged
         /// The file is not an ocrfarm store (another program's database, or none at the path).
         case notAStore
+        /// The store file was deleted, moved or replaced while in use.
+        case gone
     }
 
     public let message: String
@@ -48,6 +50,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 /// Owns one connection; not `Sendable`: one `Store` per thread.
 public final class Store {
     public let path: String
+    /// The store file as opened (for `fileGone`): nil for a read-only store.
+    public private(set) var openedIdentity: FileIdentity?
 
     /// The space left on the file system that holds the store at `path` (and its -wal and -shm files).
     public static func diskSpace(of path: String) -> DiskSpace? { DiskSpace.of(FileSystem.directoryName(path)) }
@@ -68,7 +72,9 @@ public final class Store {
         self.path = path
         if readOnly {
             guard FileSystem.exists(path) else {
-                if FileSystem.exists(path + "-wal") { throw StoreError(Self.walWithoutStore(path), kind: .notAStore) }
+                if ((try? FileSystem.status(RawPath(path + "-wal")))?.size ?? 0) > 0 {
+                    throw StoreError(Self.walWithoutStore(path), kind: .notAStore)
+                }
                 throw StoreError("no store at \(path) (submit something first, or give --store)", kind: .notAStore)
             }
             do {
@@ -89,7 +95,7 @@ public final class Store {
         }
         // A write-ahead log without its store: the store was moved or deleted while a coordinator had it open, and
         // the log may hold its last results. SQLite would make an empty store here and later empty the log.
-        if !FileSystem.exists(path) && FileSystem.exists(path + "-wal") {
+        if !FileSystem.exists(path) && ((try? FileSystem.status(RawPath(path + "-wal")))?.size ?? 0) > 0 {
             throw StoreError(Self.walWithoutStore(path), kind: .notAStore)
         }
         do {
@@ -101,6 +107,7 @@ public final class Store {
             try Migrator(Schema.migrations).migrate(connection)
             if try connection.applicationID != Self.applicationID { try connection.setApplicationID(Self.applicationID) }
             try backfillSearchIndex()
+            openedIdentity = Self.identity(of: path)
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as MigrationError {

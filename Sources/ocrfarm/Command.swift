@@ -116,6 +116,9 @@ enum Commands {
         } catch let error as StoreError where error.isDamaged {
             report(error.message, status: .damagedStore, command: command.name)
             return .damagedStore
+        } catch let error as StoreError where error.kind == .gone {
+            report(error.message, status: .ioError, command: command.name)
+            return .ioError
         } catch let error as StoreError where error.kind == .notAStore {
             report(error.message, status: .noInput, command: command.name)
             return .noInput

@@ -42,6 +42,26 @@ struct HealthBackupTests {
         farm.stopAll()
     }
 
+    @Test("the store moved away under a running coordinator: it stops dispatching within seconds, exits 74 saying so, and the moved file holds every result")
+    func storeMovedWhileRunning() throws {
+        let farm = FarmHarness()
+        #expect(try farm.submit([try TestImages.tinyPages(3, in: farm.folder)]).status == 0)
+        let port = FarmHarness.freePort()
+        let coordinator = try farm.startCoordinator(port: port)
+        _ = try farm.startWorker(port: port, ["--engine", "none"], name: "worker")
+        #expect(try FarmHarness.wait(seconds: 30) { try openStore(farm).status().count(.done) == 3 }, "\(farm.logs)")
+        let moved = farm.folder.file("moved.db")
+        #expect(rename(farm.storePath, moved) == 0)
+        #expect(FarmHarness.wait(seconds: 15) { !coordinator.isRunning }, "\(coordinator.log)")
+        #expect(coordinator.terminate(waiting: 1) == 74)
+        #expect(coordinator.log.contains("the store file is gone: dispatch stopped"), "\(coordinator.log)")
+        #expect(coordinator.log.contains("was deleted or moved while in use"), "\(coordinator.log)")
+        let store = try Store(path: moved, readOnly: true)
+        #expect(try store.status().count(.done) == 3)
+        #expect(try store.integrityCheck() == "ok")
+        farm.stopAll()
+    }
+
     @Test("a damaged store: health --store and the coordinator exit 76 naming it; another program's file is refused with 66, untouched")
     func damagedAndForeignStores() throws {
         let farm = FarmHarness()
