@@ -37,8 +37,10 @@ struct SecondReadingTests {
         let twice = try read("reread/sroie-000.jpg", secondReading: true)
         let before = Self.wordF1(reference: truth, hypothesis: once.text)
         let after = Self.wordF1(reference: truth, hypothesis: twice.text)
-        // Measured 0.726 and 0.758 (score.py --fold-case); the margin is most of that gain.
-        #expect(after >= before + 0.02, "word F1 \(before) once, \(after) with the second reading")
+        // Measured 0.726 and 0.758 (score.py --fold-case) before NoiseWords; since it drops the first reading's
+        // scraps too, 0.751 and 0.763 here. The margin is most of what is left of the gain (without the second
+        // reading the two are the same).
+        #expect(after >= before + 0.01, "word F1 \(before) once, \(after) with the second reading")
         #expect(once.findings["second_reading"] == nil)
 
         let finding = try #require(twice.findings["second_reading"])
