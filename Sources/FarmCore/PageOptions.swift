@@ -109,6 +109,6 @@ public enum RecognitionLevel: String, Sendable, CaseIterable {
     case fast
     /// Two more readings, one with the text 1.4 times larger and one binarized the other way; each line keeps the
     /// reading with the highest confidence. A third to a half of the pages per second of `fast`, with fewer errors
-    /// (docs/architecture.md §8, Scripts/bench/levels).
+    /// (docs/decisions/0032-level-fast-accurate.md, Scripts/bench/levels).
     case accurate
 }

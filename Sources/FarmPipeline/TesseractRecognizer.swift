@@ -37,7 +37,7 @@ public final class TesseractRecognizer: PageRecognizer {
     public let plan: LanguagePlan
     public let engineName: String
 
-    /// The factor by which `accurate` enlarges the page for its second reading (measured: docs/architecture.md §8).
+    /// The factor by which `accurate` enlarges the page for its second reading (measured: docs/decisions/0032-level-fast-accurate.md).
     static let accurateScale = 1.4
 
     /// Engines for `languages`; without `languageCorrection` they load no word lists, so the beam search keeps

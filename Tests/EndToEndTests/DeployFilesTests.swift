@@ -162,7 +162,7 @@ enum DeployChecks {
                     if requests[key] == nil { problems.append("workers have no \(key) request") }
                     if limits[key] == nil { problems.append("workers have no \(key) limit") }
                 }
-                // docs/architecture.md §8: about 90 MB per eng slot while reading (Scripts/bench/memory).
+                // docs/decisions/0007-worker-returns-memory-between-pages.md: about 90 MB per eng slot while reading (Scripts/bench/memory).
                 let slots = Int(env["OCRFARM_SLOTS"] ?? "") ?? 0
                 if slots < 1 { problems.append("workers do not set OCRFARM_SLOTS (they would count the node's cores)") }
                 let memory = bytes(requests["memory"] as? String ?? "") ?? 0
