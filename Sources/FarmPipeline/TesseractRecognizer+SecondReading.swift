@@ -165,7 +165,6 @@ extension TesseractRecognizer {
             fields.append(("stopped", JSON(error.message)))
         }
         engine.releasePage()
-        otherBinarization?.releasePage()
         // Read again is what the findings say only when some variant actually read something.
         fields.insert(("read", JSON(!variants.isEmpty)), at: 0)
         if !skipped.isEmpty { fields.append(("same_image", .array(skipped))) }
@@ -230,7 +229,9 @@ extension TesseractRecognizer {
             return Leptonica.Box(x: x0, y: y0, width: min(image.width, box.maxX + pad) - x0,
                                  height: min(image.height, box.maxY + pad) - y0)
         }
-        let reader = try otherBinarizationEngine()
+        let previous = try useOtherBinarization()
+        defer { restoreBinarization(previous) }
+        let reader = engine
         // The first few lines are a sample: when every one of them reads the same words, the page is weak by what it
         // says, and the rest of its weak lines are taken to be so too (read no further, here or whole).
         let sample = min(Self.sampleLines, boxes.count)

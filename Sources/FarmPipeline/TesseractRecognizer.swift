@@ -31,8 +31,6 @@ public final class TesseractRecognizer: PageRecognizer {
     public static let stage = "recognize"
     let engine: TesseractEngine
     private let secondary: TesseractEngine?
-    /// The `accurate` level's third reading binarizes the other way; made on the first such page.
-    private(set) var otherBinarization: TesseractEngine?
     private let configuration: EngineConfiguration
     public let plan: LanguagePlan
     public let engineName: String
@@ -46,8 +44,7 @@ public final class TesseractRecognizer: PageRecognizer {
         plan = LanguagePlan(languages)
         do {
             let dictionary = languageCorrection ? [:] : ["lstm_use_matrix": "0"]
-            // Sauvola binarization reads Chinese slightly better than Otsu (measured on both synthetic cjk sets).
-            let variables = plan.isUnspaced ? dictionary.merging(["thresholding_method": "2"]) { $1 } : dictionary
+            let variables = dictionary.merging(["thresholding_method": Self.binarization(unspaced: plan.isUnspaced, other: false)]) { $1 }
             configuration = EngineConfiguration(languages: plan.primary, dataPath: dataPath, variables: variables)
             engine = try TesseractEngine(configuration)
             secondary = plan.secondary.isEmpty ? nil
@@ -161,16 +158,17 @@ public final class TesseractRecognizer: PageRecognizer {
         } catch {
             throw PageFailure(stage: Self.stage, code: .internalError, message: "--level accurate: \(error.description)")
         }
-        let other = try otherBinarizationEngine()
-        let readings = [(engine, enlarged, factor), (other, image, 1.0)]
+        // The enlarged page as the engine binarizes, then the page binarized the other way.
+        let readings = [(false, enlarged, factor), (true, image, 1.0)]
         var replaced = 0
-        for (reader, picture, scale) in readings {
-            let reading = try read(picture, with: reader, resolution: Int((Double(resolution) * scale).rounded()),
+        for (otherBinarization, picture, scale) in readings {
+            let previous = otherBinarization ? try useOtherBinarization() : nil
+            defer { if let previous { restoreBinarization(previous) } }
+            let reading = try read(picture, with: engine, resolution: Int((Double(resolution) * scale).rounded()),
                                    options: options, since: start)
             let again = PageResult(reading, resolution: resolution)
             replaced += result.adoptSurerLines(from: scale == 1 ? again : again.boxesScaled(by: 1 / scale))
         }
-        other.releasePage()
         if replaced > 0 { result.text = Self.text(of: result) }
         result.findings = .object([("recognize", .object([("level", "accurate"), ("readings", JSON(readings.count + 1)),
                                                           ("lines", JSON(result.lines.count)),
@@ -199,19 +197,27 @@ public final class TesseractRecognizer: PageRecognizer {
         }
     }
 
-    /// The primary languages' engine with the other binarization (Sauvola for spaced scripts, Otsu for Chinese).
-    func otherBinarizationEngine() throws(PageFailure) -> TesseractEngine {
-        if let otherBinarization { return otherBinarization }
-        var variables = configuration.variables
-        variables["thresholding_method"] = plan.isUnspaced ? "0" : "2"
-        do {
-            let made = try TesseractEngine(EngineConfiguration(languages: configuration.languages, dataPath: configuration.dataPath,
-                                                               variables: variables))
-            otherBinarization = made
-            return made
-        } catch {
-            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
+    /// Switches the primary engine to the other binarization (Sauvola for spaced scripts, Otsu for Chinese) and
+    /// returns the method it had, for `restoreBinarization`. One engine per slot: a second engine kept for this
+    /// held its own copy of the models, about 24 MB a slot (a worker's peak 133 MB for one slot against 105).
+    func useOtherBinarization() throws(PageFailure) -> String {
+        // Tesseract reads back only string variables, so the method the engine was made with comes from the plan.
+        let previous = Self.binarization(unspaced: plan.isUnspaced, other: false)
+        guard engine.setVariable("thresholding_method", Self.binarization(unspaced: plan.isUnspaced, other: true)) else {
+            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: "Tesseract refused thresholding_method")
         }
+        return previous
+    }
+
+    /// Tesseract's `thresholding_method` for a script: Otsu (0) for spaced scripts and Sauvola (2) for Chinese,
+    /// which it reads slightly better (measured on both synthetic cjk sets); `other` gives the one a second reading
+    /// tries.
+    static func binarization(unspaced: Bool, other: Bool) -> String {
+        unspaced != other ? "2" : "0"
+    }
+
+    func restoreBinarization(_ previous: String) {
+        _ = engine.setVariable("thresholding_method", previous)
     }
 
     /// No spaces between unspaced characters, and (with language correction) full-width punctuation restored
