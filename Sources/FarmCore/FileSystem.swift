@@ -27,12 +27,19 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 public enum FileSystem {
     public enum Kind: Sendable, Equatable { case file, directory, symlink, other }
 
+    /// A file by device and inode: the same file whatever its name.
+    public struct Identity: Sendable, Hashable {
+        public let device: UInt64
+        public let inode: UInt64
+    }
+
     public struct Status: Sendable, Equatable {
         public let kind: Kind
         public let size: Int64
         public let modified: Double
         public let device: UInt64
         public let inode: UInt64
+        public var identity: Identity { Identity(device: device, inode: inode) }
 
         init(_ info: stat) {
             switch info.st_mode & S_IFMT {

@@ -170,12 +170,12 @@ public final class Submission {
     private func collect(_ paths: [RawPath], report: inout SubmitReport) -> [RawPath] {
         var files: [RawPath] = []
         // The store and its journal files live among the pages more often than not; never submit them.
-        var seenFiles = Set<FileKey>(["", "-wal", "-shm", "-journal", "-lock"].compactMap { suffix in
-            (try? FileSystem.status(store.path + suffix)).map { FileKey(device: $0.device, inode: $0.inode) }
+        var seenFiles = Set<FileSystem.Identity>(["", "-wal", "-shm", "-journal", "-lock"].compactMap { suffix in
+            (try? FileSystem.status(store.path + suffix))?.identity
         })
-        var visiting = Set<FileKey>()
+        var visiting = Set<FileSystem.Identity>()
         // Nor the folder where big files are split into pages.
-        let pageCache = (try? FileSystem.status(store.path + ".pages")).map { FileKey(device: $0.device, inode: $0.inode) }
+        let pageCache = (try? FileSystem.status(store.path + ".pages"))?.identity
 
         func walk(_ path: RawPath, depth: Int) {
             let status: FileSystem.Status
@@ -186,7 +186,7 @@ public final class Submission {
                 report.problems.append((path, reason))
                 return
             }
-            let key = FileKey(device: status.device, inode: status.inode)
+            let key = status.identity
             switch status.kind {
             case .directory:
                 if key == pageCache { return }
@@ -226,9 +226,4 @@ public final class Submission {
         for path in paths { walk(path, depth: 0) }
         return files
     }
-}
-
-private struct FileKey: Hashable {
-    let device: UInt64
-    let inode: UInt64
 }

@@ -28,8 +28,8 @@ public final class CoordinatorLock {
         var line: String { "\(host) \(pid) \(Format.fixed(since, 3))\n" }
 
         init?(line: String) {
-            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard parts.count == 3, let pid = Int(parts[1]), let since = Double(parts[2].trimmingSuffix("\n")) else {
+            let parts = line.split(whereSeparator: \.isWhitespace)
+            guard parts.count == 3, let pid = Int(parts[1]), let since = Double(parts[2]) else {
                 return nil
             }
             self.init(host: String(parts[0]), pid: pid, since: since)
@@ -92,11 +92,5 @@ public final class CoordinatorLock {
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
         return Holder(line: String(decoding: buffer[..<count], as: UTF8.self))
-    }
-}
-
-private extension Substring {
-    func trimmingSuffix(_ suffix: String) -> Substring {
-        hasSuffix(suffix) ? dropLast(suffix.count) : self
     }
 }

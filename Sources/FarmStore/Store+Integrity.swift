@@ -1,12 +1,6 @@
 import FarmCore
 import SQLite
 
-/// A file by device and inode: the same file whatever its name.
-public struct FileIdentity: Sendable, Equatable {
-    public let device: UInt64
-    public let inode: UInt64
-}
-
 extension Store {
     /// "OCRF" in ASCII: every ocrfarm store carries it as SQLite's `application_id` (the file header's offset
     /// 68), so ocrfarm knows its own files and refuses to add its tables to another program's database.
@@ -14,7 +8,7 @@ extension Store {
 
     static let damagedAdvice = "restore it from a backup (ocrfarm backup makes one; see docs/operations.md)"
 
-    static func walWithoutStore(_ path: String) -> String {
+    static func walWithoutStoreMessage(_ path: String) -> String {
         "store \(path) is missing but its write-ahead log \(path)-wal is there: the store was moved or deleted while "
             + "in use, and the log may hold its last results; put the store back (or move the -wal and -shm files "
             + "away to start a new store)"
@@ -39,8 +33,14 @@ extension Store {
     }
 
     /// The store file's device and inode now, nil when nothing is at the path.
-    static func identity(of path: String) -> FileIdentity? {
-        (try? FileSystem.status(RawPath(path))).map { FileIdentity(device: $0.device, inode: $0.inode) }
+    static func identity(of path: String) -> FileSystem.Identity? {
+        (try? FileSystem.status(RawPath(path)))?.identity
+    }
+
+    /// A write-ahead log with something in it beside a store file that is missing: the store was moved or
+    /// deleted while in use, and the log may hold its last results.
+    static func walWithoutStore(at path: String) -> Bool {
+        !FileSystem.exists(path) && ((try? FileSystem.status(RawPath(path + "-wal")))?.size ?? 0) > 0
     }
 
     /// Why the file this store has open is no longer the file at its path (deleted, or moved and maybe replaced),

@@ -51,7 +51,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 public final class Store {
     public let path: String
     /// The store file as opened (for `fileGone`): nil for a read-only store.
-    public private(set) var openedIdentity: FileIdentity?
+    public private(set) var openedIdentity: FileSystem.Identity?
 
     /// The space left on the file system that holds the store at `path` (and its -wal and -shm files).
     public static func diskSpace(of path: String) -> DiskSpace? { DiskSpace.of(FileSystem.directoryName(path)) }
@@ -70,11 +70,10 @@ public final class Store {
     /// immutable reader does not, and `status --watch` opens the store again for each frame.
     public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws {
         self.path = path
+        // SQLite would make an empty store here, and a writer would later empty the log.
+        if Self.walWithoutStore(at: path) { throw StoreError(Self.walWithoutStoreMessage(path), kind: .notAStore) }
         if readOnly {
             guard FileSystem.exists(path) else {
-                if ((try? FileSystem.status(RawPath(path + "-wal")))?.size ?? 0) > 0 {
-                    throw StoreError(Self.walWithoutStore(path), kind: .notAStore)
-                }
                 throw StoreError("no store at \(path) (submit something first, or give --store)", kind: .notAStore)
             }
             do {
@@ -92,11 +91,6 @@ public final class Store {
                 throw StoreError(error, path: path)
             }
             return
-        }
-        // A write-ahead log without its store: the store was moved or deleted while a coordinator had it open, and
-        // the log may hold its last results. SQLite would make an empty store here and later empty the log.
-        if !FileSystem.exists(path) && ((try? FileSystem.status(RawPath(path + "-wal")))?.size ?? 0) > 0 {
-            throw StoreError(Self.walWithoutStore(path), kind: .notAStore)
         }
         do {
             connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
