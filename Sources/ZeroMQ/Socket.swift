@@ -199,8 +199,8 @@ public final class Socket {
                 throw error
             }
             // The metadata lives with the received frame, so it is read before the next receive reuses the buffer.
-            // libzmq attaches it to every frame of a message (a ROUTER's routing-id frame included); the first frame
-            // that has one answers. The string is the library's, valid while the frame is: it is copied at once.
+            // The first frame that has one answers (all frames of a message come over the same connection). The
+            // string is the library's, valid while the frame is: it is copied at once.
             if readingUserID && userID == nil, let value = zmq_msg_gets(buffer, "User-Id") {
                 userID = String(cString: value)
             }
