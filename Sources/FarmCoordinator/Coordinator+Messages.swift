@@ -4,7 +4,8 @@ import FarmStore
 
 /// Message handling: each message from a peer becomes a change of the registry or a pending store write.
 extension Coordinator {
-    func handle(_ frames: [[UInt8]]) {
+    /// `key`: the CURVE public key of the connection the message came on (nil without CURVE).
+    func handle(_ frames: [[UInt8]], key: String? = nil) {
         guard frames.count >= 2 else {
             countMalformed("no-routing-id", detail: "a message without sender")
             return
@@ -26,12 +27,19 @@ extension Coordinator {
         }
         let now = time.monotonicMilliseconds
         if case .hello(let hello) = message {
-            join(hello, route: route, now: now)
+            join(hello, route: route, key: key, now: now)
             return
         }
         guard let id = routes[route], let worker = workers[id] else {
             // A worker we do not know (we restarted, or it was declared lost): it must introduce itself again.
             _ = try? socket.send([route] + FrameCodec.encode(.bye(Bye(reason: "unknown worker; send HELLO"))))
+            return
+        }
+        if configuration.curve != nil && keys[id] != key {
+            // The route is the worker's, the key is not (a peer that took over a routing id the worker used): the
+            // message is not the worker's, and it is dropped before it can touch the worker's state or leases.
+            countMalformed("wrong-key", detail: "a message for worker \(id.rawValue) from key \(ZAPAuthenticator.shortForm(key)), "
+                + "which is bound to key \(ZAPAuthenticator.shortForm(keys[id]))")
             return
         }
         worker.lastHeard = now

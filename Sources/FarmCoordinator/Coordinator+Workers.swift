@@ -4,7 +4,16 @@ import FarmStore
 
 /// The worker registry: who is connected, what each holds, and who has gone silent.
 extension Coordinator {
-    func join(_ hello: Hello, route: [UInt8], now: Int64) {
+    func join(_ hello: Hello, route: [UInt8], key: String?, now: Int64) {
+        if configuration.curve != nil {
+            // With CURVE a worker is its key: the first HELLO binds the id to the key it came with, and another key
+            // claiming that id (an authorized but different host) is refused, so it can neither take over the
+            // worker's connection nor send back (and so lose) its leases. The same key rejoins as always.
+            guard let key, keys[hello.worker].map({ $0 == key }) ?? true else {
+                return refuseClaim(hello, route: route, key: key)
+            }
+            keys[hello.worker] = key
+        }
         let worker: WorkerState
         if let existing = workers[hello.worker] {
             // The same worker on a new connection: keep the leases it still works on, take back the rest.
@@ -33,6 +42,19 @@ extension Coordinator {
         worker.lastHeard = now
         worker.lastSeenWall = time.now
         pending.append(.joined(hello))
+    }
+
+    /// A HELLO for a worker id bound to another CURVE key: nothing changes, the sender is told why (a worker that
+    /// is simply misconfigured logs the reason), and the claim is logged once per id and key.
+    func refuseClaim(_ hello: Hello, route: [UInt8], key: String?) {
+        counters.malformed["identity-refused", default: 0] += 1
+        let bound = ZAPAuthenticator.shortForm(keys[hello.worker]), claimed = ZAPAuthenticator.shortForm(key)
+        if refusedClaims.insert(hello.worker.rawValue + " " + (key ?? "")).inserted {
+            Log.warning("refused a worker id claimed by another key", ["worker": hello.worker.rawValue, "host": hello.host,
+                                                                       "bound_key": bound, "claiming_key": claimed])
+        }
+        _ = try? socket.send([route] + FrameCodec.encode(.bye(Bye(
+            reason: "worker id \(hello.worker.rawValue) belongs to another key (\(bound)); use this host's own id"))))
     }
 
     func leave(_ worker: WorkerState, reason: String, returned: Set<AttemptID>) {

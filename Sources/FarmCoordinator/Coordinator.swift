@@ -61,6 +61,10 @@ public final class Coordinator {
 
     var workers: [WorkerID: WorkerState] = [:]
     var routes: [[UInt8]: WorkerID] = [:]
+    /// With CURVE: the key each worker id first said HELLO with, for the coordinator's life. Another key claiming
+    /// that id is refused (issue 18); the refused (id, key) pairs are remembered so each is logged once.
+    var keys: [WorkerID: String] = [:]
+    var refusedClaims: Set<String> = []
     var ready: [QueuedPage] = []
     var readyHead = 0
     var lastRefill: Int64 = 0
@@ -215,9 +219,20 @@ public final class Coordinator {
 
     func drainMessages() throws {
         var handled = 0
-        while handled < configuration.batchLimit, let frames = try socket.receive(timeoutMilliseconds: 0) {
+        // With CURVE each message comes with its connection's key (the ZAP handler's User-Id): who a worker is
+        // rests on that key, not on the id it announces.
+        let curve = configuration.curve != nil
+        while handled < configuration.batchLimit {
+            let frames: Frames, key: String?
+            if curve {
+                guard let received = try socket.receiveWithUserID(timeoutMilliseconds: 0) else { break }
+                (frames, key) = received
+            } else {
+                guard let received = try socket.receive(timeoutMilliseconds: 0) else { break }
+                (frames, key) = (received, nil)
+            }
             handled += 1
-            handle(frames)
+            handle(frames, key: key)
         }
     }
 }

@@ -85,6 +85,11 @@ public final class ZAPAuthenticator: Sendable {
         return [Array("1.0".utf8), id, Array("400".utf8), Array("unknown key".utf8), [], []]
     }
 
+    /// The first 8 characters of a Z85 key: enough to tell keys apart in a log line, without the whole key.
+    static func shortForm(_ key: String?) -> String {
+        key.map { String($0.prefix(8)) } ?? "none"
+    }
+
     /// Ends the handler thread and waits for it; later handshakes fail.
     public func stop() {
         stopping.raised.store(true, ordering: .relaxed)

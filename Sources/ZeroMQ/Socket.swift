@@ -163,6 +163,18 @@ public final class Socket {
     /// Receives one whole multipart message, waiting at most `timeoutMilliseconds` (nil: forever, 0: don't wait).
     /// Returns nil when the time passed with nothing to read, or when a signal interrupted the wait.
     public func receive(timeoutMilliseconds: Int? = nil) throws(ZMQError) -> Frames? {
+        try receive(timeoutMilliseconds: timeoutMilliseconds, readingUserID: false)?.frames
+    }
+
+    /// Receives one whole multipart message like `receive(timeoutMilliseconds:)`, with the User-Id its connection
+    /// was given by the context's ZAP handler (for a CURVE server: whatever that handler answered, e.g. the
+    /// client's public key). The User-Id is nil on a connection without one (no ZAP handler, NULL mechanism).
+    /// It belongs to the connection, so a peer cannot change it by what it sends, only by its handshake.
+    public func receiveWithUserID(timeoutMilliseconds: Int? = nil) throws(ZMQError) -> (frames: Frames, userID: String?)? {
+        try receive(timeoutMilliseconds: timeoutMilliseconds, readingUserID: true)
+    }
+
+    private func receive(timeoutMilliseconds: Int?, readingUserID: Bool) throws(ZMQError) -> (frames: Frames, userID: String?)? {
         let socket = try live("receive")
         // With no wait, a non-blocking receive answers the same question as a poll would, one call cheaper (the
         // coordinator and worker drain their sockets this way after every wake-up: a poll per message adds up).
@@ -177,6 +189,7 @@ public final class Socket {
             if rc == 0 { return nil }
         }
         var message: Frames = []
+        var userID: String?
         while true {
             let rc = zmq_msg_recv(buffer, socket, message.isEmpty && timeoutMilliseconds != nil ? ZMQ_DONTWAIT : 0)
             if rc < 0 {
@@ -185,10 +198,16 @@ public final class Socket {
                 if error.isInterrupted { continue }
                 throw error
             }
+            // The metadata lives with the received frame, so it is read before the next receive reuses the buffer.
+            // The first frame that has one answers (all frames of a message come over the same connection). The
+            // string is the library's, valid while the frame is: it is copied at once.
+            if readingUserID && userID == nil, let value = zmq_msg_gets(buffer, "User-Id") {
+                userID = String(cString: value)
+            }
             let size = zmq_msg_size(buffer)
             let frame: [UInt8] = size == 0 ? [] : Array(UnsafeRawBufferPointer(start: zmq_msg_data(buffer), count: size))
             message.append(frame)
-            if zmq_msg_more(buffer) == 0 { return message }
+            if zmq_msg_more(buffer) == 0 { return (message, userID) }
         }
     }
 

@@ -37,8 +37,9 @@ final class CoordinatorRig {
         return try store.pages().map(\.id)
     }
 
-    func worker(_ name: String, slots: Int = 1) throws -> FakeWorker {
-        let worker = try FakeWorker(rig: self, id: WorkerID(name))
+    /// `curve`: connect as this CURVE client (the rig's coordinator must be on tcp with CURVE settings).
+    func worker(_ name: String, slots: Int = 1, curve: CurveClientKeys? = nil, routingID: [UInt8]? = nil) throws -> FakeWorker {
+        let worker = try FakeWorker(rig: self, id: WorkerID(name), curve: curve, routingID: routingID)
         worker.send(.hello(Hello(worker: worker.id, host: "test", pid: 1, version: "test", slots: slots, languages: ["eng"],
                                  engine: "none")))
         return worker
@@ -76,11 +77,13 @@ final class FakeWorker {
     /// Everything received, in order (heartbeats included).
     private(set) var received: [FarmProtocol.Message] = []
 
-    init(rig: CoordinatorRig, id: WorkerID) throws {
+    init(rig: CoordinatorRig, id: WorkerID, curve: CurveClientKeys? = nil, routingID: [UInt8]? = nil) throws {
         self.rig = rig
         self.id = id
         socket = try Socket(rig.context, type: .dealer)
         try socket.set(.linger, 0)
+        if let curve { try socket.makeCurveClient(curve) }
+        if let routingID { try socket.set(.routingID, routingID) }
         try socket.connect(rig.coordinator.endpoint)
     }
 
