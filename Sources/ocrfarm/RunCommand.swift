@@ -44,6 +44,7 @@ struct RunCommand: Command {
     let retryDelay: Double
     let heartbeat: Int
     let logLevelGiven: Bool
+    let verbose: Bool
     /// --log-format as given, passed on to the workers so the whole log file has one format.
     let logFormat: String?
 
@@ -59,6 +60,7 @@ struct RunCommand: Command {
         retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
         logLevelGiven = arguments.string("--log-level") != nil
+        verbose = arguments.flag("--verbose")
         logFormat = arguments.string("--log-format")
         try LogOptions.apply(arguments, role: "coordinator")
         // The progress line is the story on a terminal; the coordinator only speaks up about trouble.
@@ -72,7 +74,7 @@ struct RunCommand: Command {
         defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: storePath)
         try store.checkSound()
-        let report = try Submitter.submit(paths, options: submitOptions, store: store)
+        let report = try Submitter.submit(paths, options: submitOptions, store: store, verbose: verbose)
         // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
         // not read yet, and whatever else was left queued in the store.
         let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
