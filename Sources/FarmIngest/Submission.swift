@@ -46,6 +46,8 @@ public enum DocumentGrouping: String, Sendable, CaseIterable {
 
 /// What a submission did.
 public struct SubmitReport: Sendable {
+    public init() {}
+
     public struct Added: Sendable {
         public let id: DocumentID
         public let name: String
