@@ -53,6 +53,14 @@ public struct RawPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         return RawPath(bytes: result)
     }
 
+    /// The folder that holds this path: "." for a bare name, "/" for a name at the root.
+    public var parent: RawPath {
+        var end = bytes.endIndex
+        while end > bytes.startIndex + 1, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        guard let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) else { return RawPath(".") }
+        return slash == bytes.startIndex ? RawPath("/") : RawPath(bytes: Array(bytes[..<slash]))
+    }
+
     /// This path made absolute against `directory` (itself absolute): unchanged when it starts with "/", else
     /// `directory` + "/" + the path with its leading "./" components dropped.
     public func absolute(in directory: RawPath) -> RawPath {
@@ -125,6 +133,33 @@ extension FileSystem {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         }
         return try readAll(fd, path: path.description, limit: limit)
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter), with `read`'s `regularOnly`.
+    public static func readPrefix(_ path: RawPath, count: Int, regularOnly: Bool = false) throws(FileError) -> [UInt8] {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)) }
+        guard fd >= 0 else { throw FileError(path: path.description) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+        let kind = info.st_mode & S_IFMT
+        if regularOnly && kind != S_IFREG {
+            throw FileError(path: path.description, reason: kind == S_IFDIR ? "is a directory" : "not a regular file",
+                            code: kind == S_IFDIR ? EISDIR : EINVAL)
+        }
+        var readError: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
+            filled = 0
+            while filled < count {
+                let n = Glibc.pread(fd, buffer.baseAddress! + filled, count - filled, off_t(filled))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { readError = errno; break }
+                if n == 0 { break }
+                filled += n
+            }
+        }
+        if readError != 0 { throw FileError(path: path.description, code: readError) }
+        return bytes
     }
 
     /// The status of a path named by raw bytes.

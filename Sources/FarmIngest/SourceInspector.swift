@@ -16,6 +16,22 @@ public struct SourceInspection: Sendable, Equatable {
 public enum SourceInspector {
     public static let stage = "submit"
 
+    /// How many leading bytes `looksLikePage` needs: a PDF may have up to 1024 bytes of junk before `%PDF-`.
+    public static let sniffLength = 1024 + 8
+
+    /// Whether a file's first bytes are those of an image or a PDF (the formats `inspect` reads).
+    public static func looksLikePage(_ head: [UInt8]) -> Bool {
+        switch ImageFormat.sniff(head) {
+        case .unknown, .postscript:
+            let marker = Array("%PDF-".utf8)
+            return head.count >= marker.count && (0...(head.count - marker.count)).contains { start in
+                head[start..<start + marker.count].elementsEqual(marker)
+            }
+        default:
+            return true
+        }
+    }
+
     public static func inspect(_ bytes: [UInt8], name: String) -> SourceInspection {
         guard !bytes.isEmpty else {
             return invalid(.decodeFailed, "empty file (0 bytes)")

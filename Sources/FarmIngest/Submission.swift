@@ -15,20 +15,39 @@ public struct SubmitOptions: Sendable {
     public var force: Bool
     /// Multi-page files larger than this are split into one file per page (next to the store) at submit.
     public var splitThreshold: Int
+    /// How files found in folders become documents.
+    public var grouping: DocumentGrouping
+    /// Which files found in folders are taken: those matching any `include` pattern (all when empty) and no
+    /// `exclude` pattern; an excluded folder is not walked. Files named on the command line are always taken.
+    public var filter: PathFilter
 
     public init(documentName: String? = nil, priority: Int = 0, pageOptions: PageOptions = PageOptions(), force: Bool = false,
-                splitThreshold: Int = PageExtractor.splitThreshold)
+                splitThreshold: Int = PageExtractor.splitThreshold, grouping: DocumentGrouping = .file,
+                filter: PathFilter = PathFilter())
     {
         self.documentName = documentName
         self.priority = priority
         self.pageOptions = pageOptions
         self.force = force
         self.splitThreshold = splitThreshold
+        self.grouping = grouping
+        self.filter = filter
     }
+}
+
+/// How the files found in a submitted folder become documents.
+public enum DocumentGrouping: String, Sendable, CaseIterable {
+    /// One document per file (a multi-page TIFF or PDF is one document of its pages).
+    case file
+    /// The loose page images of one folder are one document, named after the folder, pages in natural order (the
+    /// way an archive keeps a box or a volume); PDFs and multi-page TIFFs stay one document each.
+    case folder
 }
 
 /// What a submission did.
 public struct SubmitReport: Sendable {
+    public init() {}
+
     public struct Added: Sendable {
         public let id: DocumentID
         public let name: String
@@ -46,6 +65,11 @@ public struct SubmitReport: Sendable {
     /// Hidden entries (names starting with ".") left out of the folders walked, and the first few of them.
     public var hidden = 0
     public var hiddenExamples: [RawPath] = []
+    /// Files found in folders that are neither images nor PDFs by content or name (notes.txt, Thumbs.db, a
+    /// .json): left out, not failed.
+    public var notImages: [RawPath] = []
+    /// Files and folders left out by --include / --exclude.
+    public var excluded: [RawPath] = []
 
     public var pages: Int { added.reduce(0) { $0 + $1.pages } }
     public var documentIDs: [DocumentID] { added.map(\.id) }
@@ -53,6 +77,9 @@ public struct SubmitReport: Sendable {
 
 /// Adds files and folders to the store: folders recursively in natural order (page2 before page10), image
 /// type judged by content, multi-page TIFFs and PDFs one page each, a content hash so resubmissions are skipped.
+///
+/// Documents are named by their path relative to the folder that was submitted (`box17/folder3/p1.png` for
+/// `submit ../archive`), a file named on the command line by its file name; the stored source is absolute.
 public final class Submission {
     private let store: Store
     private let options: SubmitOptions
@@ -63,12 +90,37 @@ public final class Submission {
         self.options = options
     }
 
+    /// A file to submit, as the walk found it.
+    struct Found {
+        let path: RawPath
+        /// The document name it gets alone: its path relative to the submitted folder, or its file name.
+        let name: String
+        /// The document name of its folder (for `--document-per folder`); nil for a file named on the command line.
+        let folder: String?
+    }
+
+    /// What one file gave: its content hash and pages, and the messages to report when it is recorded.
+    private struct Read {
+        let hash: String
+        let pages: [NewPage]
+        let invalid: [(path: RawPath, failure: PageFailure)]
+        /// A multi-page file (a PDF or multi-page TIFF) stays one document even when files are grouped by folder.
+        let isVolume: Bool
+    }
+
+    /// Pages gathered for one document from several files (`--document`, or a folder's loose pages).
+    private struct Gathered {
+        var pages: [NewPage] = []
+        var hashes: [String] = []
+        var invalid: [(path: RawPath, failure: PageFailure)] = []
+        var source: RawPath
+    }
+
     /// Submits `paths`; `progress` is called with (files done, files found) now and then.
     public func submit(_ paths: [RawPath], progress: (Int, Int) -> Void = { _, _ in }) throws -> SubmitReport {
         var report = SubmitReport()
         let files = collect(paths, report: &report)
         var batch: [NewDocument] = []
-        var combined: (pages: [NewPage], hashes: [String], invalid: [(path: RawPath, failure: PageFailure)]) = ([], [], [])
 
         func flush() throws {
             guard !batch.isEmpty else { return }
@@ -80,74 +132,114 @@ public final class Submission {
             batch.removeAll()
         }
 
-        // Sources are stored absolute: a coordinator started in another folder (a systemd unit runs in /) reads
-        // the same files. Names stay as typed, relative to what was submitted.
-        let here = RawPath.currentDirectory
-        func absolute(_ path: RawPath) -> RawPath { here.map { path.absolute(in: $0) } ?? path }
-        for (index, path) in files.enumerated() {
-            if index % 64 == 0 { progress(index, files.count) }
-            let hash: String
-            let pages: [NewPage]
-            let source = absolute(path)
-            do throws(FileError) {
-                let bytes = try FileSystem.read(path, regularOnly: true)
-                hash = SHA256.hex(bytes)
-                pages = self.pages(of: bytes, path: path, source: source, hash: hash,
-                                   pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
-            } catch where error.code == ENOENT {
-                // Gone since the folder was listed: nothing to record.
-                report.problems.append((path, error.reason))
-                continue
-            } catch {
-                // A file that is there but cannot be read (no permission, an I/O error) is recorded as a failed page,
-                // so `status` shows it by code. With no content to know it by, its path stands in for the content hash,
-                // so submitting it again while it is still unreadable skips it; once it can be read, submitting it
-                // again makes a new document of its real pages (a requeue could not: the page count was unknown).
-                let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
-                                          message: "cannot read the file: \(error.reason)")
-                hash = "unreadable " + SHA256.hex(path.bytes)
-                pages = [NewPage(source: source, index: 0, kind: .image, failure: failure)]
-            }
-            // Unusable files are reported when they are recorded, not when they are skipped as submitted before.
-            let invalid = pages.compactMap { page in page.failure.map { (path, $0) } }
-            if options.documentName != nil {
-                combined.pages += pages
-                combined.hashes.append(hash)
-                combined.invalid += invalid
-                continue
-            }
+        /// Records one document unless its content was submitted before.
+        func add(name: String, source: RawPath, hash: String, pages: [NewPage], invalid: [(path: RawPath, failure: PageFailure)],
+                 shownAs path: RawPath) throws {
             if !options.force, let existing = try store.document(withHash: hash) {
                 report.skipped.append((path, existing.name, existing.id))
-                continue
+                return
             }
             report.invalid += invalid
-            batch.append(NewDocument(name: path.description, source: source, contentHash: hash, priority: options.priority,
+            batch.append(NewDocument(name: name, source: source, contentHash: hash, priority: options.priority,
                                      options: options.pageOptions, pages: pages))
             if batch.count >= batchSize { try flush() }
         }
-        if let name = options.documentName, !combined.pages.isEmpty {
-            let hash = SHA256.hex(Array(combined.hashes.joined(separator: "\n").utf8))
-            if !options.force, let existing = try store.document(withHash: hash) {
-                report.skipped.append((RawPath(name), existing.name, existing.id))
-            } else {
-                report.invalid += combined.invalid
-                batch.append(NewDocument(name: name, source: paths.count == 1 ? absolute(paths[0]) : RawPath(name), contentHash: hash,
-                                         priority: options.priority, options: options.pageOptions, pages: combined.pages))
+
+        // Sources are stored absolute: a coordinator started in another folder (a systemd unit runs in /) reads
+        // the same files.
+        let here = RawPath.currentDirectory
+        func absolute(_ path: RawPath) -> RawPath { here.map { path.absolute(in: $0) } ?? path }
+        // Documents gathered from several files, by name, in the order they were first seen.
+        var gathered: [String: Gathered] = [:]
+        var gatheredOrder: [String] = []
+        func gather(_ read: Read, into name: String, source: RawPath) {
+            if gathered[name] == nil {
+                gathered[name] = Gathered(source: source)
+                gatheredOrder.append(name)
             }
+            gathered[name]!.pages += read.pages
+            gathered[name]!.hashes.append(read.hash)
+            gathered[name]!.invalid += read.invalid
+        }
+
+        for (index, found) in files.enumerated() {
+            if index % 64 == 0 { progress(index, files.count) }
+            guard let read = read(found, absolute: absolute, report: &report) else { continue }
+            if let name = options.documentName {
+                gather(read, into: name, source: paths.count == 1 ? absolute(paths[0]) : RawPath(name))
+            } else if options.grouping == .folder, let folder = found.folder, !read.isVolume {
+                gather(read, into: folder, source: absolute(found.path.parent))
+            } else {
+                try add(name: found.name, source: absolute(found.path), hash: read.hash, pages: read.pages, invalid: read.invalid,
+                        shownAs: found.path)
+            }
+        }
+        for name in gatheredOrder {
+            guard let group = gathered[name], !group.pages.isEmpty else { continue }
+            let hash = group.hashes.count == 1 && options.documentName == nil
+                ? group.hashes[0] : SHA256.hex(Array(group.hashes.joined(separator: "\n").utf8))
+            try add(name: name, source: group.source, hash: hash, pages: group.pages, invalid: group.invalid, shownAs: RawPath(name))
         }
         try flush()
         progress(files.count, files.count)
         return report
     }
 
+    /// Reads one file: its hash and pages; nil when it is gone since the walk, or is not a page at all (a file
+    /// found in a folder that is neither an image nor a PDF, by content and by name: it is counted, not failed).
+    private func read(_ found: Found, absolute: (RawPath) -> RawPath, report: inout SubmitReport) -> Read? {
+        let path = found.path
+        let source = absolute(path)
+        do throws(FileError) {
+            if found.folder != nil, !Self.namedAsPage(path) {
+                // Only the first bytes decide, so a video or an archive beside the scans is never read whole.
+                let head = try FileSystem.readPrefix(path, count: SourceInspector.sniffLength, regularOnly: true)
+                if !head.isEmpty, !SourceInspector.looksLikePage(head) {
+                    report.notImages.append(path)
+                    return nil
+                }
+            }
+            let bytes = try FileSystem.read(path, regularOnly: true)
+            let hash = SHA256.hex(bytes)
+            let (pages, inspection) = self.pages(of: bytes, path: path, source: source, hash: hash,
+                                                 pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
+            return Read(hash: hash, pages: pages, invalid: pages.compactMap { page in page.failure.map { (path, $0) } },
+                        isVolume: inspection.pages > 1)
+        } catch where error.code == ENOENT {
+            // Gone since the folder was listed: nothing to record.
+            report.problems.append((path, error.reason))
+            return nil
+        } catch {
+            // A file that is there but cannot be read (no permission, an I/O error) is recorded as a failed page,
+            // so `status` shows it by code. With no content to know it by, its path stands in for the content hash,
+            // so submitting it again while it is still unreadable skips it; once it can be read, submitting it
+            // again makes a new document of its real pages (a requeue could not: the page count was unknown).
+            let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
+                                      message: "cannot read the file: \(error.reason)")
+            return Read(hash: "unreadable " + SHA256.hex(path.bytes),
+                        pages: [NewPage(source: source, index: 0, kind: .image, failure: failure)],
+                        invalid: [(path, failure)], isVolume: false)
+        }
+    }
+
+    /// Whether a file's name says it is a page (an image or PDF ending): such a file is submitted whatever its
+    /// content, so a damaged scan fails with its reason instead of vanishing.
+    static func namedAsPage(_ path: RawPath) -> Bool {
+        guard let dot = path.bytes.lastIndex(of: UInt8(ascii: ".")),
+              !path.bytes[dot...].contains(UInt8(ascii: "/")) else { return false }
+        let ending = String(decoding: path.bytes[(dot + 1)...], as: UTF8.self).lowercased()
+        return PageFiles.endings.contains(ending)
+    }
+
     /// The pages of one file's bytes: one failed page when it is unusable, a multi-page file's pages (split into
     /// files of their own when it is big).
     /// `path` names the file in messages; `source` is its absolute path, stored; a big multi-page file is split
     /// into `pageFolder` (absolute too).
-    private func pages(of bytes: [UInt8], path: RawPath, source: RawPath, hash: String, pageFolder: RawPath) -> [NewPage] {
+    private func pages(of bytes: [UInt8], path: RawPath, source: RawPath, hash: String,
+                       pageFolder: RawPath) -> ([NewPage], SourceInspection) {
         let inspection = SourceInspector.inspect(bytes, name: path.description)
         if let failure = inspection.failure {
-            return [NewPage(source: source, index: 0, kind: .invalid, failure: failure)]
+            return ([NewPage(source: source, index: 0, kind: .invalid, failure: failure)], inspection)
         }
         if inspection.pages > 1 && bytes.count > options.splitThreshold,
            let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
@@ -155,20 +247,20 @@ public final class Submission {
            files.count == inspection.pages {
             // A big multi-page file is split once, here, so each job carries one page rather than the file; each
             // part is recorded by its own hash and size, as the coordinator will check it.
-            return files.map { file in
+            return (files.map { file in
                 let part = try? FileSystem.read(file, regularOnly: true)
                 return NewPage(source: file, index: 0, kind: inspection.kind, sourceHash: part.map { SHA256.hex($0) },
                                sourceSize: part?.count)
-            }
+            }, inspection)
         }
-        return (0..<inspection.pages).map {
+        return ((0..<inspection.pages).map {
             NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: bytes.count)
-        }
+        }, inspection)
     }
 
     /// The files named by `paths`, folders expanded recursively in natural order, each file once.
-    private func collect(_ paths: [RawPath], report: inout SubmitReport) -> [RawPath] {
-        var files: [RawPath] = []
+    func collect(_ paths: [RawPath], report: inout SubmitReport) -> [Found] {
+        var files: [Found] = []
         // The store and its journal files live among the pages more often than not; never submit them.
         var seenFiles = Set<FileSystem.Identity>(["", "-wal", "-shm", "-journal", "-lock"].compactMap { suffix in
             (try? FileSystem.status(store.path + suffix))?.identity
@@ -176,8 +268,11 @@ public final class Submission {
         var visiting = Set<FileSystem.Identity>()
         // Nor the folder where big files are split into pages.
         let pageCache = (try? FileSystem.status(store.path + ".pages"))?.identity
+        let filter = options.filter
 
-        func walk(_ path: RawPath, depth: Int) {
+        /// `relative`: the path below the submitted folder (empty for the submitted path itself); `rootName`: the
+        /// submitted folder's own name, which names the document of its loose pages.
+        func walk(_ path: RawPath, relative: [UInt8], rootName: String, depth: Int) {
             let status: FileSystem.Status
             do throws(FileError) {
                 status = try FileSystem.status(path)
@@ -190,6 +285,10 @@ public final class Submission {
             switch status.kind {
             case .directory:
                 if key == pageCache { return }
+                if depth > 0, filter.excludes(folder: relative) {
+                    report.excluded.append(path)
+                    return
+                }
                 guard !visiting.contains(key), depth < 64 else {
                     report.problems.append((path, "symbolic link loop (the folder contains itself)"))
                     return
@@ -214,16 +313,41 @@ public final class Submission {
                         if report.hiddenExamples.count < 3 { report.hiddenExamples.append(path.appending(name)) }
                         continue
                     }
-                    walk(path.appending(name), depth: depth + 1)
+                    let below = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
+                    walk(path.appending(name), relative: below, rootName: rootName, depth: depth + 1)
                 }
             case .file:
-                if seenFiles.insert(key).inserted { files.append(path) }
+                if depth == 0 {
+                    // Named on the command line: taken whatever the filters say, named by its file name.
+                    if seenFiles.insert(key).inserted {
+                        files.append(Found(path: path, name: RawPath(bytes: path.lastComponent).description, folder: nil))
+                    }
+                    return
+                }
+                guard filter.takes(file: relative) else {
+                    report.excluded.append(path)
+                    return
+                }
+                guard seenFiles.insert(key).inserted else { return }
+                let parent = relative.lastIndex(of: UInt8(ascii: "/")).map { Array(relative[..<$0]) } ?? []
+                files.append(Found(path: path, name: RawPath(bytes: relative).description,
+                                   folder: parent.isEmpty ? rootName : RawPath(bytes: parent).description))
             case .symlink, .other:
                 report.problems.append((path, "not a regular file"))
             }
         }
 
-        for path in paths { walk(path, depth: 0) }
+        for path in paths {
+            walk(path, relative: [], rootName: Self.folderName(path), depth: 0)
+        }
         return files
+    }
+
+    /// The name of a submitted folder's own document (its loose pages under `--document-per folder`): its last
+    /// component, or the current folder's for `.`.
+    static func folderName(_ path: RawPath) -> String {
+        let canonical = FileSystem.canonicalPath(path) ?? path
+        let last = canonical.lastComponent
+        return last.isEmpty ? "/" : RawPath(bytes: last).description
     }
 }

@@ -59,9 +59,9 @@ public final class EmbeddedFarm: Sendable {
     public var failed: Bool { shared.failure.withLock { $0 != nil } }
     public var failure: String? { shared.failure.withLock { $0 } }
 
-    /// Asks the coordinator to stop (it flushes and says BYE) and waits for its thread.
+    /// Asks the coordinator to stop (it flushes and says BYE) and waits for its thread. Calling it again does nothing.
     public func stop() {
-        shared.stop.store(true, ordering: .relaxed)
+        guard !shared.stop.exchange(true, ordering: .acquiringAndReleasing) else { return }
         thread.join()
     }
 }

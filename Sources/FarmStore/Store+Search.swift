@@ -193,7 +193,16 @@ extension Store {
         }
         let exact = try connection.cached("SELECT id, name, page_count, submitted_at FROM documents WHERE name = ? ORDER BY id")
             .rows([.text(name)], map)
-        if !exact.isEmpty || name.contains("/") { return exact }
+        if !exact.isEmpty { return exact }
+        if name.contains("/") {
+            // A path to a submitted file or folder, as typed now (names are relative to the submitted folder, the
+            // stored source is absolute).
+            let typed = RawPath(name)
+            let absolute = RawPath.currentDirectory.map { typed.absolute(in: $0) } ?? typed
+            let bySource = try connection.cached("SELECT id, name, page_count, submitted_at FROM documents WHERE source = ? ORDER BY id")
+                .rows([.blob(absolute.bytes)], map)
+            if !bySource.isEmpty { return bySource }
+        }
         return try connection.cached("""
             SELECT id, name, page_count, submitted_at FROM documents WHERE name LIKE '%/' || ? ESCAPE '\\' ORDER BY id
             """).rows([.text(Self.likeEscaped(name))], map).filter { $0.name.hasSuffix("/" + name) }

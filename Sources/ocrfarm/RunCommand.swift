@@ -15,7 +15,7 @@ import Glibc
 struct RunCommand: Command {
     static let name = "run"
     static let abstract = "Submit files and read them here: an embedded coordinator and local worker processes."
-    static let arguments = "PATH..."
+    static let arguments = "[PATH...]"
     static let options: [OptionSpec] = [
         StoreOption.spec,
         OptionSpec("--workers", value: "N", "Worker processes (default: the number of cores)."),
@@ -28,7 +28,9 @@ struct RunCommand: Command {
     static let discussion = """
     The same code path as a cluster, on loopback: files are submitted to the store, a coordinator starts in
     this process, and the workers are separate processes of this binary (their log goes to STORE.log). Progress
-    (pages done, pages/s, ETA) is shown on a terminal; a summary ends the run.
+    (pages done, pages/s, ETA) is shown on a terminal; a summary ends the run. With no paths, the run reads what the
+    store has waiting (resuming an interrupted run). Ctrl-C stops it: pages being read are finished or given back to
+    the queue, and the summary counts what the store holds.
 
     Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 74 the disk is full; 75 a coordinator
     serves the store; 76 the store is damaged; 130 interrupted.
@@ -44,12 +46,15 @@ struct RunCommand: Command {
     let retryDelay: Double
     let heartbeat: Int
     let logLevelGiven: Bool
+    let verbose: Bool
     /// --log-format as given, passed on to the workers so the whole log file has one format.
     let logFormat: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        guard !arguments.positionals.isEmpty else { throw UsageError(message: "no files or folders given") }
         storePath = StoreOption.path(arguments)
+        guard !arguments.positionals.isEmpty || FileSystem.exists(storePath) else {
+            throw UsageError(message: "no files or folders given, and there is no store \(storePath) to resume")
+        }
         paths = RawArguments.paths(arguments.positionals)
         submitOptions = try SubmitOptionSpecs.parse(arguments)
         workers = try arguments.int("--workers", range: 1...256) ?? NativeThread.processorCount
@@ -59,6 +64,7 @@ struct RunCommand: Command {
         retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
         logLevelGiven = arguments.string("--log-level") != nil
+        verbose = arguments.flag("--verbose")
         logFormat = arguments.string("--log-format")
         try LogOptions.apply(arguments, role: "coordinator")
         // The progress line is the story on a terminal; the coordinator only speaks up about trouble.
@@ -68,11 +74,21 @@ struct RunCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
+        // Paths that are not there at all are reported before anything is made: a mistyped folder leaves no
+        // empty store (or lock file) behind.
+        if !paths.isEmpty {
+            let missing = paths.filter { (try? FileSystem.status($0, followLinks: false)) == nil }
+            if missing.count == paths.count {
+                for path in missing { Console.error("ocrfarm: \(path): no such file or folder") }
+                Console.error("ocrfarm run: nothing to read")
+                return .noInput
+            }
+        }
         let lock = try CoordinatorLocking.take(storePath)
         defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: storePath)
         try store.checkSound()
-        let report = try Submitter.submit(paths, options: submitOptions, store: store)
+        let report = paths.isEmpty ? SubmitReport() : try Submitter.submit(paths, options: submitOptions, store: store, verbose: verbose)
         // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
         // not read yet, and whatever else was left queued in the store.
         let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
@@ -146,11 +162,29 @@ struct RunCommand: Command {
             Clock.sleep(milliseconds: 50)
         }
         bar.clear()
+        let interrupted = Shutdown.requested != nil
+        var givenBack = 0
+        if interrupted {
+            Console.error("interrupted: finishing the pages being read (up to 5 s)…")
+            // Workers first: each finishes or hands back the page in hand, and the coordinator records what they
+            // send before it stops. Whatever lease is left then is nobody's (this process holds the store's
+            // coordinator lock), so it goes back to the queue now rather than at the next start.
+            supervisor.stop(graceMilliseconds: 8000)
+            farm.stop()
+            givenBack = (try? store.recoverLeases()) ?? 0
+        }
+        // The summary is the store's count, not the progress line's.
+        counts = try store.counts(of: documents)
         let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
         let done = counts[.done] ?? 0
         let failed = counts[.failed] ?? 0
         let read = done + failed - alreadyDone
-        Console.error("done \(done) of \(total) pages, \(failed) failed, in \(Format.fixed(elapsed, 1)) s"
+        var summary = "done \(done) of \(total) pages, \(failed) failed"
+        if interrupted {
+            let left = (counts[.queued] ?? 0) + (counts[.leased] ?? 0)
+            summary += ", \(left) left queued" + (givenBack > 0 ? " (\(givenBack) being read given back)" : "")
+        }
+        Console.error(summary + ", in \(Format.fixed(elapsed, 1)) s"
                       + " (\(Format.fixed(elapsed > 0 ? Double(read) / elapsed : 0, 2)) pages/s)")
         if failed > 0 {
             let pages = try store.pages(of: documents)
@@ -169,8 +203,8 @@ struct RunCommand: Command {
             }
             if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
         }
-        if Shutdown.requested != nil {
-            Console.error("interrupted; the rest stays queued in \(storePath)")
+        if interrupted {
+            Console.error("interrupted; the rest stays queued in \(storePath): ocrfarm run --store \(storePath) goes on")
             return ExitStatus(rawValue: 130)
         }
         return failed > 0 || !report.problems.isEmpty ? .dataError : .success

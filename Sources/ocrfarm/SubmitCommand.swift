@@ -14,6 +14,12 @@ enum StoreOption {
 enum SubmitOptionSpecs {
     static let all: [OptionSpec] = [
         OptionSpec("--document", value: "NAME", "Put all the files into one document with this name (pages in order)."),
+        OptionSpec("--document-per", value: "file|folder",
+                   "file: each file found is a document (default); folder: the loose page images of each folder are one document, named after the folder (PDFs and multi-page TIFFs stay one document each)."),
+        OptionSpec("--include", value: "GLOB", repeatable: true,
+                   "Take only files in the folders that match (e.g. '*.tif'; with a '/', matched against the path below the folder; case ignored)."),
+        OptionSpec("--exclude", value: "GLOB", repeatable: true, "Leave out files and folders that match (e.g. 'drafts', '*_thumb.jpg')."),
+        OptionSpec("--verbose", "List every file left out (not images, excluded, hidden), not just the counts."),
         OptionSpec("--priority", value: "N", "Higher priorities are read first (default: 0)."),
         OptionSpec("--lang", value: "LANGS",
                    "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
@@ -37,9 +43,18 @@ enum SubmitOptionSpecs {
             }
             pageOptions.outputs = OutputFormat.storable.filter { names.contains($0.rawValue) }
         }
+        let grouping = try arguments.choice("--document-per", DocumentGrouping.allCases.map(\.rawValue))
+            .flatMap(DocumentGrouping.init(rawValue:)) ?? .file
+        if grouping != .file && arguments.string("--document") != nil {
+            throw UsageError(message: "--document puts every file into one document; leave out --document-per")
+        }
+        for pattern in arguments.strings("--include") + arguments.strings("--exclude") where pattern.isEmpty {
+            throw UsageError(message: "--include and --exclude take a pattern such as '*.tif', not an empty one")
+        }
         return SubmitOptions(documentName: arguments.string("--document"),
                              priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,
-                             pageOptions: pageOptions, force: arguments.flag("--force"))
+                             pageOptions: pageOptions, force: arguments.flag("--force"), grouping: grouping,
+                             filter: PathFilter(include: arguments.strings("--include"), exclude: arguments.strings("--exclude")))
     }
 }
 
@@ -52,8 +67,12 @@ struct SubmitCommand: Command {
     static let discussion = """
     Folders are read recursively, files in natural order (page2 before page10). What a file is comes from its
     content, not its name: images (PNG, JPEG, TIFF, PNM, BMP, GIF, JPEG 2000, WebP) give one page each, or one per
-    page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. Files that are
-    neither are recorded as failed pages with the reason, so `status` shows them. A file whose content was
+    page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. In a folder, a file
+    that is neither by content nor by name (notes.txt, Thumbs.db, a .json) is left out and counted, as are hidden
+    files (names starting with '.'); --verbose lists them. A file named as an image or PDF, or named on the command
+    line, that is not one is recorded as a failed page with the reason, so `status` shows it. Documents are named
+    by their path below the submitted folder (box17/folder3/p1.png), a file named on the command line by its file
+    name. A file whose content was
     submitted before is reported and skipped unless --force. A file that cannot be read (no permission, an I/O
     error) is recorded as a failed page (unreadable): submit it again once it can be read. Paths that are not
     files (missing, symbolic link loops, FIFOs, devices) are reported and never opened. The rest is still submitted.
@@ -65,25 +84,27 @@ struct SubmitCommand: Command {
     let storePath: String
     let paths: [RawPath]
     let options: SubmitOptions
+    let verbose: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "no files or folders given") }
         storePath = StoreOption.path(arguments)
         paths = RawArguments.paths(arguments.positionals)
         options = try SubmitOptionSpecs.parse(arguments)
+        verbose = arguments.flag("--verbose")
     }
 
     func run() throws -> ExitStatus {
         try EngineCheck.languages(options.pageOptions.languages)
         let store = try Store(path: storePath)
-        let report = try Submitter.submit(paths, options: options, store: store)
+        let report = try Submitter.submit(paths, options: options, store: store, verbose: verbose)
         return Submitter.exitStatus(report)
     }
 }
 
 /// Submission with a progress bar and a printed report, for `submit` and `run`.
 enum Submitter {
-    static func submit(_ paths: [RawPath], options: SubmitOptions, store: Store) throws -> SubmitReport {
+    static func submit(_ paths: [RawPath], options: SubmitOptions, store: Store, verbose: Bool = false) throws -> SubmitReport {
         let bar = ProgressLine(enabled: Console.errorIsTerminal)
         let report = try Submission(store: store, options: options).submit(paths) { done, total in
             if total >= 200 { bar.show("submitting: \(done)/\(total) files") }
@@ -97,13 +118,27 @@ enum Submitter {
         if report.invalid.count > limit {
             Console.error("ocrfarm: … and \(report.invalid.count - limit) more unusable files (ocrfarm status shows them by code)")
         }
-        for (path, existing, _) in report.skipped.prefix(limit) {
-            Console.error("ocrfarm: \(path): already submitted as '\(existing)'; skipped (use --force to submit again)")
+        // Files submitted before are one line each only with --verbose: a second run over a big folder would
+        // otherwise print every file again.
+        if verbose || report.skipped.count == 1 {
+            for (path, existing, _) in report.skipped.prefix(verbose ? Int.max : limit) {
+                Console.error("ocrfarm: \(path): already submitted as '\(existing)'; skipped (use --force to submit again)")
+            }
         }
-        if report.skipped.count > limit { Console.error("ocrfarm: … and \(report.skipped.count - limit) more already submitted") }
+        if verbose {
+            for path in report.notImages { Console.error("ocrfarm: \(path): left out: neither an image nor a PDF") }
+            for path in report.excluded { Console.error("ocrfarm: \(path): left out by --include/--exclude") }
+        }
         var summary = "submitted \(report.added.count) document\(report.added.count == 1 ? "" : "s"), \(report.pages) page\(report.pages == 1 ? "" : "s")"
         var notes: [String] = []
-        if !report.skipped.isEmpty { notes.append("\(report.skipped.count) skipped as already submitted") }
+        if !report.skipped.isEmpty {
+            notes.append("\(report.skipped.count) already submitted" + (report.skipped.count > 1 && !verbose ? " (--verbose lists them; --force submits them again)" : ""))
+        }
+        if !report.notImages.isEmpty {
+            let examples = report.notImages.prefix(3).map { Printable.text(RawPath(bytes: $0.lastComponent).description) }.joined(separator: ", ")
+            notes.append("\(report.notImages.count) not images or PDFs left out, e.g. \(examples)\(report.notImages.count > 3 ? ", …" : "")")
+        }
+        if !report.excluded.isEmpty { notes.append("\(report.excluded.count) left out by --include/--exclude") }
         if !report.invalid.isEmpty { notes.append("\(report.invalid.count) unusable, recorded as failed") }
         if !report.problems.isEmpty { notes.append("\(report.problems.count) not submitted (not files)") }
         if report.hidden > 0 {

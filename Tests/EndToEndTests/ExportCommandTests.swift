@@ -12,7 +12,7 @@ import Glibc
 
 /// A store filled by a real farm (real Tesseract, real processes), made once for the export tests:
 /// - "clean pages": Samples/pages/clean-000.png and clean-001.png, done;
-/// - "scans/phototest.tif": the tesseract-testdata page under a path name, done;
+/// - "scans/phototest.tif": the tesseract-testdata page under a path name (given with --document), done;
 /// - "../../etc/evil": a hostile name, done;
 /// - "a/b" and "a_b": names whose safe forms collide, done;
 /// - "partly failed": a page done and a file that is not an image (failed at submit);
@@ -42,7 +42,7 @@ final class ExportFarm: @unchecked Sendable {
             guard output.status == 0 || output.status == 65 else { throw FarmError("submit \(arguments): \(output.stderr)") }
         }
         try submit(["--document", "clean pages", "\(samples)/clean-000.png", "\(samples)/clean-001.png"])
-        try submit(["scans/phototest.tif"])
+        try submit(["--document", "scans/phototest.tif", "scans/phototest.tif"])
         try submit(["--document", "../../etc/evil", copy(0)])
         try submit(["--document", "a/b", copy(1)])
         try submit(["--document", "a_b", copy(2)])

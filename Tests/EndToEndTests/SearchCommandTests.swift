@@ -14,16 +14,18 @@ final class ReadStore: @unchecked Sendable {
     let folder = TemporaryDirectory("search-e2e")
     let path: String
     let samples = Fixtures.packageRoot + "/Samples/pages/"
-    var cjk: String { samples + "cjk-000.png" }
-    var clean0: String { samples + "clean-000.png" }
-    var clean1: String { samples + "clean-001.png" }
-    var unread: String { samples + "photo-000.jpg" }
+    // Documents are named by their file name; the paths are what was submitted.
+    let cjk = "cjk-000.png"
+    let clean0 = "clean-000.png"
+    let clean1 = "clean-001.png"
+    let unread = "photo-000.jpg"
+    func file(_ name: String) -> String { samples + name }
 
     init() throws {
         path = folder.file("farm.db")
         let runs = [
-            ["--lang", "chi_sim+eng", cjk],
-            [clean0, clean1],
+            ["--lang", "chi_sim+eng", file(cjk)],
+            [file(clean0), file(clean1)],
         ]
         for arguments in runs {
             let run = try Run.ocrfarm(["run", "--store", path, "--workers", "2"] + arguments)
@@ -31,13 +33,13 @@ final class ReadStore: @unchecked Sendable {
         }
         let copies = folder.file("copies")
         try FileManager.default.createDirectory(atPath: copies, withIntermediateDirectories: true)
-        for (name, source) in [("a.png", clean1), ("b.png", clean1), ("c.png", clean0)] {
+        for (name, source) in [("a.png", file(clean1)), ("b.png", file(clean1)), ("c.png", file(clean0))] {
             try FileManager.default.copyItem(atPath: source, toPath: copies + "/" + name)
         }
         let twice = try Run.ocrfarm(["run", "--store", path, "--workers", "2", "--document", "twice", "--force",
                                      copies + "/a.png", copies + "/b.png", copies + "/c.png"])
         guard twice.status == 0 else { throw StoreError("ocrfarm run twice failed: \(twice.stderr)") }
-        let submit = try Run.ocrfarm(["submit", "--store", path, unread])
+        let submit = try Run.ocrfarm(["submit", "--store", path, file(unread)])
         guard submit.status == 0 else { throw StoreError("ocrfarm submit failed: \(submit.stderr)") }
     }
 }
@@ -68,7 +70,7 @@ struct SearchCommandTests {
         #expect(Set(found) == [store.cjk, store.clean0, store.clean1, "twice"], "\(output.text)")
         #expect(found.filter { $0 == "twice" }.count == 3)
         #expect(output.text.contains("[software]") || output.text.contains("[Software]"), "\(output.text)")
-        #expect(output.text.contains("\(store.clean1)  page 1\n"))
+        #expect(output.text.contains("\(store.clean1)  page 1  (\(store.file(store.clean1)))\n"), "\(output.text)")
         // The pages of "twice" name their source files.
         #expect(output.text.contains("twice  page 2  (\(store.folder.file("copies/b.png")))"), "\(output.text)")
         #expect(!output.text.contains("\u{1B}["), "no terminal bold when stdout is a pipe")
@@ -110,10 +112,10 @@ struct SearchCommandTests {
         #expect(try search(["君子 GnuPG"]).status == 1, "no page has both")
     }
 
-    @Test("--document (by full name or file name), --limit")
+    @Test("--document (by name, by the path submitted, or by file name), --limit")
     func documentAndLimit() throws {
         let store = try store()
-        let byPath = try search(["software", "--document", store.clean1])
+        let byPath = try search(["software", "--document", store.file(store.clean1)])
         #expect(documents(byPath) == [store.clean1], "\(byPath.text)")
         let byName = try search(["software", "--document", "clean-000.png", "--document", "twice"])
         #expect(Set(documents(byName)) == [store.clean0, "twice"] && documents(byName).count == 4, "\(byName.text)")
