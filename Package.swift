@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore"]),
+        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",

@@ -49,8 +49,7 @@ struct DegradedPage {
             "Its image is not shown either: \(why)",
             "",
             "Source: \(source.map { "\($0.path)" + ($0.kind == .invalid ? "" : ", page \($0.index + 1) of the file") } ?? "unknown")",
-            "Retry it with: ocrfarm requeue --failed --page \(page.id.rawValue)",
-        ]
+        ] + (source?.kind == .invalid ? [] : ["Retry it with: ocrfarm requeue --failed --page \(page.id.rawValue)"])
         return DegradedPage(pdf: SearchablePDF.placeholder(lines, title: title) { try? Zlib.compress($0) },
                             kind: .placeholder(reason: why))
     }
