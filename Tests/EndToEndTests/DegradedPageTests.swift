@@ -96,4 +96,31 @@ struct DegradedPageTests {
         #expect(requeue.text.split(separator: "\n").contains { $0.hasPrefix("  \(pages[1].id.rawValue) ") && $0.contains("worker-lost") },
                 "\(requeue.text)")
     }
+
+    @Test("a PDF volume: the failed page is the source's own page (qpdf takes it out of the checked copy)")
+    func pdfVolume() throws {
+        let farm = FarmHarness()
+        let texts = ["Alpha page one", "Bravo page two", "Charlie page three"]
+        let parts = texts.enumerated().map { farm.folder.write("part-\($0.offset).pdf", TestPDF.onePage($0.element)) }
+        let merge = try Self.tool("qpdf", ["--empty", "--pages"] + parts + ["--", farm.folder.file("book.pdf")])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", "--max-attempts", "1",
+                                   "--heartbeat", "200", "book.pdf"],
+                                  environment: ["OCRFARM_TEST_CRASH_ON": "book.pdf page 2", "OMP_THREAD_LIMIT": "1"],
+                                  currentDirectory: farm.folder.path)
+        #expect(run.status == 65, "\(run.stderr)")
+        let out = farm.folder.file("out")
+        let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf"])
+        #expect(export.status == 65, "\(export.stderr)")
+        #expect(export.stderrLines.contains { $0.contains("page 2 (worker-lost, image only)") }, "\(export.stderr)")
+        let pdf = out + "/book.pdf"
+        #expect(try Self.tool("qpdf", ["--show-npages", pdf]).text == "3\n")
+        #expect(try Self.tool("qpdf", ["--check", pdf]).status == 0)
+        for (index, text) in texts.enumerated() {
+            let found = try Self.pageText(pdf, index + 1).trimmingCharacters(in: .whitespacesAndNewlines)
+            // Pages 1 and 3 are read by Tesseract; page 2 is the source's page, with the text it was made with.
+            #expect(TextMetrics.characterErrorRate(reference: text, hypothesis: found) < (index == 1 ? 0.001 : 0.2),
+                    "page \(index + 1): '\(found)'")
+        }
+    }
 }
