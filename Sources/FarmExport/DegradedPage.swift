@@ -4,14 +4,17 @@ import FarmRender
 import FarmStore
 import Leptonica
 import QPDF
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The PDF page that stands in for a page that failed for good, so an exported document keeps its page count.
 ///
 /// The page's source is read here, in the exporting process, the way the coordinator reads it before a job leaves
 /// (a regular file, not through a symbolic link, within the size a job may carry, and the same size and SHA-256 as
 /// when it was submitted), so an export never shows a file that was swapped after submit. When it passes and its
-/// page decodes, the page is that image with no text layer; otherwise a placeholder page that says which page it
-/// is, how it failed, and why its image is not shown either.
+/// page decodes, the page is that image with no text layer (for a PDF source, its own page, taken out with qpdf);
+/// otherwise a placeholder page that says which page it is, how it failed, and why its image is not shown either.
 struct DegradedPage {
     enum Kind: Sendable, Equatable {
         /// The page's image (or, for a PDF source, its original page), without text.
@@ -28,13 +31,14 @@ struct DegradedPage {
     /// Largest image decoded (the workers' default --max-pixels).
     static let maxPixels = 100_000_000
 
-    /// The stand-in for `page` (number `page.number` of `documentName`). `scratch` is a folder for qpdf's files.
-    static func make(for page: PageRecord, source: PageSource?, documentName: String, scratch: String) -> DegradedPage {
+    /// The stand-in for `page` (number `page.number` of `documentName`). `pdfPages` splits PDF sources (and keeps the
+    /// last one split, for the next failed page of the same file).
+    static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages) -> DegradedPage {
         let failure = (page.failureCode ?? "failed") + (page.failureMessage.map { ": " + $0 } ?? "")
         let title = "\(documentName) page \(page.number) (not read: \(page.failureCode ?? "failed"))"
         let why: String
         if let source {
-            switch shown(source, title: title, scratch: scratch) {
+            switch shown(source, title: title, pdfPages: pdfPages) {
             case .success(let pdf): return DegradedPage(pdf: pdf, kind: .image)
             case .failure(let reason): why = reason.message
             }
@@ -57,11 +61,15 @@ struct DegradedPage {
     struct Reason: Error { let message: String }
 
     /// The source page as a PDF page without text, or why it cannot be.
-    private static func shown(_ source: PageSource, title: String, scratch: String) -> Result<[UInt8], Reason> {
+    private static func shown(_ source: PageSource, title: String, pdfPages: SourcePDFPages) -> Result<[UInt8], Reason> {
         guard source.kind != .invalid else { return .failure(Reason(message: "the file is not a page (refused at submit)")) }
+        if source.kind == .pdf, let pages = pdfPages.pages(of: source) { return page(source.index, of: pages) }
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
+        } catch where error.code == ELOOP {
+            // Never read through a link put where the file was: it could point at any file this process may read.
+            return .failure(Reason(message: "\(source.path) is a symbolic link now (it was a file when submitted); not read"))
         } catch {
             return .failure(Reason(message: "cannot read \(source.path): \(error.reason)"))
         }
@@ -74,7 +82,7 @@ struct DegradedPage {
             }
         }
         switch source.kind {
-        case .pdf: return originalPage(bytes, index: source.index, scratch: scratch)
+        case .pdf: return pdfPages.split(bytes, of: source).flatMap { page(source.index, of: $0) }
         default: return image(bytes, index: source.index, title: title)
         }
     }
@@ -105,26 +113,56 @@ struct DegradedPage {
         }
     }
 
-    /// Page `index` of a PDF source, as it is in the file (qpdf splits the checked copy, not the path, so what is
-    /// shown is what was checked).
-    private static func originalPage(_ bytes: [UInt8], index: Int, scratch: String) -> Result<[UInt8], Reason> {
-        let folder = scratch + "/split"
-        FileSystem.remove(folder)
-        defer { FileSystem.remove(folder) }
+    private static func page(_ index: Int, of pages: [String]) -> Result<[UInt8], Reason> {
+        guard pages.indices.contains(index) else {
+            return .failure(Reason(message: "the PDF has \(pages.count) pages, not \(index + 1)"))
+        }
         do {
-            try FileSystem.makeDirectory(folder)
-            try FileSystem.write(bytes, to: folder + "/source.pdf")
-            let pages = try QPDF.splitPages(folder + "/source.pdf", into: folder)
-            guard pages.indices.contains(index) else {
-                return .failure(Reason(message: "the PDF has \(pages.count) pages, not \(index + 1)"))
-            }
             return .success(try FileSystem.read(pages[index]))
-        } catch let error as QPDFError {
-            return .failure(Reason(message: "qpdf cannot take the page out of the PDF: \(error.message)"))
-        } catch let error as FileError {
-            return .failure(Reason(message: "\(error.path): \(error.reason)"))
         } catch {
-            return .failure(Reason(message: "\(error)"))
+            return .failure(Reason(message: "\(error.path): \(error.reason)"))
+        }
+    }
+}
+
+/// The pages of the last PDF source split for degraded pages, one file each, so a volume with several failed pages
+/// is split once. Split from the copy that passed the hash check, so what is shown is what was checked. Owns its
+/// scratch folder (inside the export's staging folder), removed when the next source is split and in `deinit`.
+/// Confined to one thread.
+final class SourcePDFPages {
+    private let folder: String
+    private var source: PageSource?
+    private var files: [String] = []
+
+    init(scratch: String, name: String) { folder = scratch + "/" + name }
+
+    deinit { FileSystem.remove(folder) }
+
+    /// The page files of `source` when it is the one split last (the same file, content hash and size).
+    func pages(of source: PageSource) -> [String]? {
+        guard let split = self.source, split.path == source.path, split.hash == source.hash, split.size == source.size,
+              source.hash != nil
+        else { return nil }
+        return files
+    }
+
+    /// Splits `bytes` (the checked content of `source`) into page files.
+    func split(_ bytes: [UInt8], of source: PageSource) -> Result<[String], DegradedPage.Reason> {
+        FileSystem.remove(folder)
+        self.source = nil
+        files = []
+        do {
+            try FileSystem.makeDirectory(folder, mode: 0o700)
+            try FileSystem.write(bytes, to: folder + "/source.pdf")
+            files = try QPDF.splitPages(folder + "/source.pdf", into: folder)
+            self.source = source
+            return .success(files)
+        } catch let error as QPDFError {
+            return .failure(DegradedPage.Reason(message: "qpdf cannot take the page out of the PDF: \(error.message)"))
+        } catch let error as FileError {
+            return .failure(DegradedPage.Reason(message: "\(error.path): \(error.reason)"))
+        } catch {
+            return .failure(DegradedPage.Reason(message: "\(error)"))
         }
     }
 }

@@ -192,6 +192,7 @@ public final class StoreExport {
         var subfolder: ExportFolder.Subfolder?
         var missing: [OutputFormat: (count: Int, pages: [Int])] = [:]
         var degraded: [(number: Int, code: String, kind: DegradedPage.Kind)] = []
+        let pdfPages = SourcePDFPages(scratch: folder.stagingPath, name: "d\(document.id)-split")
         let filesBefore = summary.files
         var after = 0
         while true {
@@ -201,7 +202,7 @@ public final class StoreExport {
             for page in pages {
                 if page.state == .failed, let pdf {
                     let source = try store.read { try store.source(of: page.id) }
-                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, scratch: folder.stagingPath)
+                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages)
                     try pdf.append(stand.pdf)
                     degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
                     if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }

@@ -89,6 +89,14 @@ struct DegradedPageTests {
         #expect(placeholder.contains("Page 2 failed for good: worker-lost: worker"), "\(placeholder)")
         #expect(placeholder.contains("changed since it was submitted"), "\(placeholder)")
 
+        // A symbolic link put where the file was is not followed, even to the very content submitted.
+        let original = farm.folder.write("original.tif", try Fixtures.read("volume/three-pages.tif"))
+        try FileManager.default.removeItem(atPath: volume)
+        try FileManager.default.createSymbolicLink(atPath: volume, withDestinationPath: original)
+        let linked = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", farm.folder.file("linked"), "--format", "pdf"])
+        #expect(linked.stderrLines.contains { $0.contains("no image for page 2: \(volume) is a symbolic link now") }, "\(linked.stderr)")
+        try Self.checkVolume(farm.folder.file("linked/volume.pdf"))
+
         // requeue --failed retries exactly the degraded page.
         let requeue = try Run.ocrfarm(["requeue", "--store", farm.storePath, "--failed", "--dry-run"])
         #expect(requeue.status == 0, "\(requeue.stderr)")
@@ -121,6 +129,31 @@ struct DegradedPageTests {
             // Pages 1 and 3 are read by Tesseract; page 2 is the source's page, with the text it was made with.
             #expect(TextMetrics.characterErrorRate(reference: text, hypothesis: found) < (index == 1 ? 0.001 : 0.2),
                     "page \(index + 1): '\(found)'")
+        }
+    }
+
+    @Test("every page of a PDF failed for good: the document is still exported, each page the source's own, in order")
+    func allPagesFailed() throws {
+        let farm = FarmHarness()
+        let texts = ["Alpha page one", "Bravo page two", "Charlie page three"]
+        let parts = texts.enumerated().map { farm.folder.write("part-\($0.offset).pdf", TestPDF.onePage($0.element)) }
+        #expect(try Self.tool("qpdf", ["--empty", "--pages"] + parts + ["--", farm.folder.file("book.pdf")]).status == 0)
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", "--max-attempts", "1",
+                                   "--heartbeat", "200", "book.pdf"],
+                                  environment: ["OCRFARM_TEST_CRASH_ON": "book.pdf page", "OMP_THREAD_LIMIT": "1"],
+                                  currentDirectory: farm.folder.path)
+        #expect(run.status == 65, "\(run.stderr)")
+        let out = farm.folder.file("out")
+        let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out])
+        #expect(export.status == 65, "\(export.stderr)")
+        #expect(export.stderrLines.contains { $0.contains("3 pages failed for good, in the PDF without text: pages 1 (worker-lost, image only), "
+            + "2 (worker-lost, image only), 3 (worker-lost, image only)") }, "\(export.stderr)")
+        #expect(export.text.hasPrefix("exported 1 document, 0 pages, 1 file into"), "\(export.text)")
+        let pdf = out + "/book.pdf"
+        #expect(try Self.tool("qpdf", ["--show-npages", pdf]).text == "3\n")
+        #expect(try Self.tool("qpdf", ["--check", pdf]).status == 0)
+        for (index, text) in texts.enumerated() {
+            #expect(try Self.pageText(pdf, index + 1).trimmingCharacters(in: .whitespacesAndNewlines) == text)
         }
     }
 }
