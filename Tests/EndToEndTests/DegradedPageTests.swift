@@ -156,4 +156,25 @@ struct DegradedPageTests {
             #expect(try Self.pageText(pdf, index + 1).trimmingCharacters(in: .whitespacesAndNewlines) == text)
         }
     }
+
+    @Test("a damaged page (a truncated PNG) fails for good as decode-failed and is a placeholder that says so")
+    func damagedPage() throws {
+        let farm = FarmHarness()
+        _ = farm.folder.write("a.png", try FileSystem.read(Fixtures.packageRoot + "/Samples/pages/clean-000.png"))
+        _ = farm.folder.write("b.png", Array(try Fixtures.read("pdf/two-columns.png").prefix(6000)))
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", "--document", "vol", "a.png", "b.png"],
+                                  environment: ["OMP_THREAD_LIMIT": "1"], currentDirectory: farm.folder.path)
+        #expect(run.status == 65, "\(run.stderr)")
+        let out = farm.folder.file("out")
+        let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf"])
+        #expect(export.stderrLines.contains { $0.contains("page 2 (decode-failed, placeholder); no image for page 2: its image cannot be decoded") },
+                "\(export.stderr)")
+        let pdf = out + "/vol.pdf"
+        #expect(try Self.tool("qpdf", ["--show-npages", pdf]).text == "2\n")
+        #expect(try Self.tool("qpdf", ["--check", pdf]).status == 0)
+        #expect(try !Self.pageText(pdf, 1).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+        let placeholder = try Self.pageText(pdf, 2).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(placeholder.contains("Page 2 failed for good: decode-failed: damaged or truncated png data"), "\(placeholder)")
+        #expect(placeholder.contains("Retry it with: ocrfarm requeue --failed --page"), "\(placeholder)")
+    }
 }
