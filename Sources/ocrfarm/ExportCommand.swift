@@ -29,11 +29,12 @@ struct ExportCommand: Command {
     against the size and SHA-256 recorded at submit, as the coordinator checks it), or else as a placeholder page
     that says which page it is, how it failed and why its image is missing; a warning lists these degraded pages
     (`ocrfarm requeue --failed` retries them). Pages not done yet (queued, leased) are left out with a warning
-    naming the document and its counts; --complete-only skips every document with a page not done. A done page without a stored rendering (submitted with --outputs leaving
-    it out) is left out of that format with a warning; text is always there. A document whose stored PDF pages
-    qpdf cannot merge gets no PDF, with a warning. Files are written under a hidden staging folder and renamed
-    into place, so an interrupted export never leaves a half-written file under its name; existing files of the
-    same names are replaced, other files are left alone. Warnings go to standard error, the summary to standard
+    naming the document and its counts; --complete-only skips every document with a page not done. A done page
+    without a stored rendering (submitted with --outputs leaving it out) is left out of that format with a
+    warning; text is always there. A document whose stored PDF pages qpdf cannot merge gets no PDF, with a
+    warning. Files are written under a hidden staging folder and renamed into place, so an interrupted export
+    never leaves a half-written file under its name; existing files of the same names are replaced, other files
+    are left alone. Warnings go to standard error, the summary to standard
     output.
 
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
