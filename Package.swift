@@ -44,7 +44,9 @@ let package = Package(
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
         // Store to folder; qpdf merges the stored PDF pages into a document.
-        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
+        // A page that failed for good is shown as its image, decoded (Leptonica) from the source after the
+        // coordinator's hash check (Crypto), drawn as a page without text (FarmRender).
+        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "FarmRender", "Leptonica", "Crypto", "QPDF"]),
         // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",
@@ -79,7 +81,7 @@ let package = Package(
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore"]),
+        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",

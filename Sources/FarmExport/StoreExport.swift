@@ -31,6 +31,11 @@ public struct ExportSummary: Sendable, Equatable {
     public var files = 0
     /// Warnings given.
     public var warnings = 0
+    /// Pages that failed for good, put into their document's PDF as their image without text (`degradedImages`) or
+    /// as a placeholder page saying why (`placeholders`).
+    public var degradedImages = 0
+    public var placeholders = 0
+    public var degraded: Int { degradedImages + placeholders }
 
     public init() {}
 }
@@ -62,7 +67,9 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 ///   complete one-page document: the stored text, and the stored renderings.
 ///
 /// Documents are walked in id order and pages in page order, in batches, one page's renderings in memory at a
-/// time. Pages not done are left out with a warning (or the whole document, with `completeOnly`); a done page
+/// time. A page that failed for good keeps its place in the document's PDF as a degraded page (`DegradedPage`: its
+/// image without text, or a placeholder page saying why), listed in a warning; pages still queued or leased are
+/// left out with a warning (or the whole document, with `completeOnly`); a done page
 /// without a stored rendering (submitted with `--outputs` leaving it out) is left out of that format with a
 /// warning; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
 public final class StoreExport {
@@ -161,9 +168,11 @@ public final class StoreExport {
         let counts = try store.read { try store.counts(of: [document.id]) }
         let total = counts.values.reduce(0, +)
         let doneCount = counts[.done] ?? 0
+        // Failed pages have a place in the PDF (as degraded pages), not in the page files.
+        let failedCount = options.formats.contains(.pdf) ? counts[.failed] ?? 0 : 0
         if doneCount < total || total == 0 {
             let state = Self.describe(counts, total: total)
-            if doneCount == 0 {
+            if doneCount + failedCount == 0 {
                 warn("document \(shown): \(state); nothing to export")
                 summary.skipped += 1
                 return
@@ -173,19 +182,33 @@ public final class StoreExport {
                 summary.skipped += 1
                 return
             }
-            warn("document \(shown) is not complete: \(state); exported the done pages only")
+            if doneCount + failedCount < total {
+                warn("document \(shown) is not complete: \(state); exported the done pages only"
+                     + (failedCount > 0 ? " (and the failed ones as degraded PDF pages)" : ""))
+            }
         }
         let digits = max(4, String(max(document.pageCount, 1)).count)
         let pdf = options.formats.contains(.pdf) ? DocumentPDF(directory: folder.stagingPath, prefix: "d\(document.id)") : nil
         var subfolder: ExportFolder.Subfolder?
         var missing: [OutputFormat: (count: Int, pages: [Int])] = [:]
+        var degraded: [(number: Int, code: String, kind: DegradedPage.Kind)] = []
+        let pdfPages = SourcePDFPages(scratch: folder.stagingPath, name: "d\(document.id)-split")
         let filesBefore = summary.files
         var after = 0
         while true {
             let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
             guard let lastPage = pages.last else { break }
             after = lastPage.number
-            for page in pages where page.state == .done {
+            for page in pages {
+                if page.state == .failed, let pdf {
+                    let source = try store.read { try store.source(of: page.id) }
+                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages)
+                    try pdf.append(stand.pdf)
+                    degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
+                    if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }
+                    continue
+                }
+                guard page.state == .done else { continue }
                 var written = false
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.
@@ -219,6 +242,22 @@ public final class StoreExport {
                 // A stored page qpdf cannot read costs this document its PDF, not the export.
                 warn("document \(shown): \(error.message); no PDF written")
             }
+        }
+        if !degraded.isEmpty {
+            // Every degraded page is named (a volume's reader needs to know which pages have no text), a few with
+            // why their image is missing too.
+            var list = degraded.map { page in
+                let how = if case .image = page.kind { "image only" } else { "placeholder" }
+                return "\(page.number) (\(page.code), \(how))"
+            }.joined(separator: ", ")
+            let reasons = degraded.compactMap { page -> String? in
+                if case .placeholder(let reason) = page.kind { return "page \(page.number): \(reason)" }
+                return nil
+            }
+            if !reasons.isEmpty { list += "; no image for " + reasons.prefix(3).joined(separator: "; ") }
+            if reasons.count > 3 { list += "; and \(reasons.count - 3) more" }
+            warn("document \(shown): \(degraded.count) page\(degraded.count == 1 ? "" : "s") failed for good, in the PDF "
+                 + "without text: page\(degraded.count == 1 ? "" : "s") \(list) (ocrfarm requeue --failed retries them)")
         }
         if !missing.isEmpty {
             let outputs = try store.read { try store.options(of: document.id) }?.outputs

@@ -79,18 +79,7 @@ public enum SearchablePDF {
             /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI] >> >>
             """)
         writer.stream(contents, Array(content.utf8), compress: compress)
-        var decode = ""
-        switch image.filter {
-        case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
-        case .flate where image.predictor:
-            decode = " /DecodeParms << /Predictor 14 /Colors \(image.components) /Columns \(image.width) "
-                + "/BitsPerComponent \(image.bitsPerComponent) >>"
-        default: break
-        }
-        writer.stream(imageObject, image.data, dictionary: """
-            /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
-            /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
-            """)
+        writer.image(imageObject, image)
         for (index, object) in fonts.enumerated() {
             let ascent = number(layer.ascents[index])
             writer.object(object.type0, """
@@ -115,6 +104,92 @@ public enum SearchablePDF {
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
         writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
         return writer.finish(root: catalog, info: info)
+    }
+
+    /// A page that could not be read, as its image alone: no text layer, the same page size a read page has.
+    /// For a degraded page in an exported document (`ocrfarm export`), so the document keeps its page count.
+    public static func imageOnly(_ image: PDFImage, resolution: Int, title: String, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+        let dpi = Double(resolution > 0 ? resolution : 300)
+        let pageWidth = Double(image.width) * 72 / dpi
+        let pageHeight = Double(image.height) * 72 / dpi
+        var writer = PDFWriter()
+        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let imageObject = writer.reserve(), info = writer.reserve()
+        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
+        writer.object(page, """
+            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
+            /Contents \(contents) 0 R /Resources << /XObject << /Im1 \(imageObject) 0 R >> /ProcSet [/PDF /ImageB /ImageC /ImageI] >> >>
+            """)
+        writer.stream(contents, Array("q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n".utf8), compress: compress)
+        writer.image(imageObject, image)
+        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
+        return writer.finish(root: catalog, info: info)
+    }
+
+    /// A page standing in for one whose image cannot be shown either: an A4 page with `lines` drawn on it in
+    /// Helvetica, as real (visible, extractable) text, so both a reader and `pdftotext` find why the page is missing.
+    /// Long lines are wrapped; characters outside Latin-1 are shown as `?` (the standard font's encoding has no
+    /// others, and a placeholder must not depend on an embedded font).
+    public static func placeholder(_ lines: [String], title: String, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+        let width = 595.276, height = 841.89  // A4 in points
+        var content = "q 0.6 G 1 w 36 36 \(number(width - 72)) \(number(height - 72)) re S Q\n"
+        content += "BT /F1 12 Tf 15 TL 72 \(number(height - 96)) Td\n"
+        for line in lines.flatMap({ wrapped($0, limit: 80) }) { content += "(\(latin1String(line))) Tj T*\n" }
+        content += "ET\n"
+        var writer = PDFWriter()
+        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let font = writer.reserve(), info = writer.reserve()
+        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
+        writer.object(page, """
+            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(width)) \(number(height))] \
+            /Contents \(contents) 0 R /Resources << /Font << /F1 \(font) 0 R >> /ProcSet [/PDF /Text] >> >>
+            """)
+        writer.stream(contents, Array(content.utf8), compress: compress)
+        writer.object(font, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
+        return writer.finish(root: catalog, info: info)
+    }
+
+    /// `text` cut at spaces into lines of at most `limit` characters (a longer word is cut where it must be).
+    static func wrapped(_ text: String, limit: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
+            var word = word
+            while word.count > limit {
+                if !line.isEmpty { lines.append(line); line = "" }
+                lines.append(String(word.prefix(limit)))
+                word = String(word.dropFirst(limit))
+            }
+            if line.isEmpty {
+                line = word
+            } else if line.count + 1 + word.count <= limit {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = word
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// A PDF literal string of `text` in WinAnsi (Latin-1 here): the delimiters and backslash escaped, controls and
+    /// characters the encoding lacks as `?`, everything else as octal escapes above ASCII, so the content stream is
+    /// plain ASCII.
+    static func latin1String(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x28, 0x29, 0x5C: out += "\\" + String(scalar)
+            case 0x20..<0x7F: out += String(scalar)
+            case 0xA0...0xFF: out += "\\" + String(scalar.value, radix: 8)
+            default: out += "?"
+            }
+        }
+        return out
     }
 
     /// Width of the glyphless font's glyph, in 1/1000 of the font size.
@@ -312,6 +387,22 @@ struct PDFWriter {
         bytes += Array("\(number) 0 obj\n<< /Length \(payload.count)\(entries.isEmpty ? "" : " " + entries) >>\nstream\n".utf8)
         bytes += payload
         bytes += Array("\nendstream\nendobj\n".utf8)
+    }
+
+    /// An image XObject, its data as given (already compressed).
+    mutating func image(_ number: Int, _ image: PDFImage) {
+        var decode = ""
+        switch image.filter {
+        case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
+        case .flate where image.predictor:
+            decode = " /DecodeParms << /Predictor 14 /Colors \(image.components) /Columns \(image.width) "
+                + "/BitsPerComponent \(image.bitsPerComponent) >>"
+        default: break
+        }
+        stream(number, image.data, dictionary: """
+            /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
+            /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
+            """)
     }
 
     /// The cross-reference table and trailer; the finished document.

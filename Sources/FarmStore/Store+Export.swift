@@ -30,9 +30,28 @@ extension Store {
         }
     }
 
+    /// Where a page comes from, as submitted: for an export to show a page that failed for good as its image.
+    public func source(of page: PageID) throws -> PageSource? {
+        try connection.cached("SELECT source_path, source_index, source_kind, source_hash, source_size FROM pages WHERE id = ?")
+            .first([.integer(page.rawValue)]) { row in
+                PageSource(path: RawPath(bytes: row.blob(0)), index: row.int(1), kind: SourceKind(rawValue: row.text(2)) ?? .image,
+                           hash: row.optionalText(3), size: row.optionalInt(4))
+            }
+    }
+
     /// One rendering stored with a page's result (pdf, hocr, alto, page, json); nil when the page has none by that name.
     public func artifact(_ name: String, of page: PageID) throws -> [UInt8]? {
         try connection.cached("SELECT data FROM artifacts WHERE page_id = ? AND name = ?")
             .first([.integer(page.rawValue), .text(name)]) { $0.blob(0) }
     }
+}
+
+/// A page's source file as submitted: its path, which page of it, what kind of file, and its SHA-256 and size
+/// (nil for pages submitted before they were recorded).
+public struct PageSource: Sendable, Equatable {
+    public let path: RawPath
+    public let index: Int
+    public let kind: SourceKind
+    public let hash: String?
+    public let size: Int?
 }

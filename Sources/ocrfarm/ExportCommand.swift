@@ -24,12 +24,17 @@ struct ExportCommand: Command {
     extension is dropped, long names are shortened around a …; a name that an earlier document (lower id) already
     has, ignoring case, gets ~ID after it, so a document's name is the same in every export.
 
-    Pages not done (queued, leased, failed) are left out with a warning naming the document and its counts, or the
-    whole document with --complete-only. A done page without a stored rendering (submitted with --outputs leaving
-    it out) is left out of that format with a warning; text is always there. A document whose stored PDF pages
-    qpdf cannot merge gets no PDF, with a warning. Files are written under a hidden staging folder and renamed
-    into place, so an interrupted export never leaves a half-written file under its name; existing files of the
-    same names are replaced, other files are left alone. Warnings go to standard error, the summary to standard
+    A page that failed for good (timeout, memory, damaged) keeps its place in the document's PDF, so a volume
+    keeps its page count: as its image without a text layer when its source still reads and decodes (checked
+    against the size and SHA-256 recorded at submit, as the coordinator checks it), or else as a placeholder page
+    that says which page it is, how it failed and why its image is missing; a warning lists these degraded pages
+    (`ocrfarm requeue --failed` retries them). Pages not done yet (queued, leased) are left out with a warning
+    naming the document and its counts; --complete-only skips every document with a page not done. A done page
+    without a stored rendering (submitted with --outputs leaving it out) is left out of that format with a
+    warning; text is always there. A document whose stored PDF pages qpdf cannot merge gets no PDF, with a
+    warning. Files are written under a hidden staging folder and renamed into place, so an interrupted export
+    never leaves a half-written file under its name; existing files of the same names are replaced, other files
+    are left alone. Warnings go to standard error, the summary to standard
     output.
 
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
@@ -90,6 +95,10 @@ struct ExportCommand: Command {
         var line = "exported \(plural(summary.documents, "document")), \(plural(summary.pages, "page")), "
         line += "\(plural(summary.files, "file")) into \(outPath)"
         if summary.skipped > 0 { line += "; \(plural(summary.skipped, "document")) skipped" }
+        if summary.degraded > 0 {
+            line += "; \(plural(summary.degraded, "degraded page")) (failed for good) in the PDFs without text: "
+            line += "\(summary.degradedImages) as their image, \(summary.placeholders) as a placeholder"
+        }
         line += "; \(plural(summary.warnings, "warning"))"
         Console.out(line + "\n")
         return summary.warnings > 0 ? .dataError : .success

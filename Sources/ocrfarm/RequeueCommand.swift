@@ -8,7 +8,7 @@ struct RequeueCommand: Command {
     static let arguments = ""
     static let options: [OptionSpec] = [
         StoreOption.spec,
-        OptionSpec("--failed", "Pages that failed for good."),
+        OptionSpec("--failed", "Pages that failed for good (the degraded pages `status` counts and `export` lists)."),
         OptionSpec("--stuck", "Pages leased past their deadline, or to a worker not heard from within the liveness window."),
         OptionSpec("--document", value: "NAME", "Only pages of the documents with this name."),
         OptionSpec("--error", value: "CODE", "Only pages whose last failure had this code (e.g. unreadable, timeout)."),

@@ -181,6 +181,19 @@ enum StatusText {
             }
         }
 
+        if pages[.failed] > 0 {
+            // A failed page is not a hole: export shows it as its image or a placeholder, without text.
+            let documents = report.documentProgress.filter { $0.pages[.failed] > 0 }
+            let named = documents.prefix(5).map { "'\(Printable.text($0.name))' \($0.pages[.failed])" }
+            text += "degraded: \(pages[.failed]) page\(pages[.failed] == 1 ? "" : "s") failed for good"
+            if !named.isEmpty {
+                text += " (" + named.joined(separator: ", ")
+                text += documents.count > named.count || report.documentProgressTruncated ? ", …)" : ")"
+            }
+            text += "; export puts them in the PDF without text (their image, or a placeholder saying why); "
+            text += "ocrfarm requeue --failed retries them\n"
+        }
+
         if !report.stages.isEmpty {
             text += "stage times over the last \(report.sampleSize) results (p50 / p95):\n  "
             text += report.stages.map { "\($0.stage) \(milliseconds($0.p50)) / \(milliseconds($0.p95))" }.joined(separator: "   ")

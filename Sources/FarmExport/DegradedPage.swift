@@ -1,0 +1,168 @@
+import Crypto
+import FarmCore
+import FarmRender
+import FarmStore
+import Leptonica
+import QPDF
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The PDF page that stands in for a page that failed for good, so an exported document keeps its page count.
+///
+/// The page's source is read here, in the exporting process, the way the coordinator reads it before a job leaves
+/// (a regular file, not through a symbolic link, within the size a job may carry, and the same size and SHA-256 as
+/// when it was submitted), so an export never shows a file that was swapped after submit. When it passes and its
+/// page decodes, the page is that image with no text layer (for a PDF source, its own page, taken out with qpdf);
+/// otherwise a placeholder page that says which page it is, how it failed, and why its image is not shown either.
+struct DegradedPage {
+    enum Kind: Sendable, Equatable {
+        /// The page's image (or, for a PDF source, its original page), without text.
+        case image
+        /// A page of text saying why the page is missing.
+        case placeholder(reason: String)
+    }
+
+    let pdf: [UInt8]
+    let kind: Kind
+
+    /// Largest source file read (the coordinator's default for what a job may carry).
+    static let maxSourceBytes = 64 << 20
+    /// Largest image decoded (the workers' default --max-pixels).
+    static let maxPixels = 100_000_000
+
+    /// The stand-in for `page` (number `page.number` of `documentName`). `pdfPages` splits PDF sources (and keeps the
+    /// last one split, for the next failed page of the same file).
+    static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages) -> DegradedPage {
+        let failure = (page.failureCode ?? "failed") + (page.failureMessage.map { ": " + $0 } ?? "")
+        let title = "\(documentName) page \(page.number) (not read: \(page.failureCode ?? "failed"))"
+        let why: String
+        if let source {
+            switch shown(source, title: title, pdfPages: pdfPages) {
+            case .success(let pdf): return DegradedPage(pdf: pdf, kind: .image)
+            case .failure(let reason): why = reason.message
+            }
+        } else {
+            why = "the store has no source for this page"
+        }
+        let lines = [
+            "ocrfarm: page \(page.number) of \(documentName) could not be read.",
+            "",
+            "Page \(page.number) failed for good: \(failure)",
+            "",
+            "Its image is not shown either: \(why)",
+            "",
+            "Source: \(source.map { "\($0.path)" + ($0.kind == .invalid ? "" : ", page \($0.index + 1) of the file") } ?? "unknown")",
+        ] + (source?.kind == .invalid ? [] : ["Retry it with: ocrfarm requeue --failed --page \(page.id.rawValue)"])
+        return DegradedPage(pdf: SearchablePDF.placeholder(lines, title: title) { try? Zlib.compress($0) },
+                            kind: .placeholder(reason: why))
+    }
+
+    struct Reason: Error { let message: String }
+
+    /// The source page as a PDF page without text, or why it cannot be.
+    private static func shown(_ source: PageSource, title: String, pdfPages: SourcePDFPages) -> Result<[UInt8], Reason> {
+        guard source.kind != .invalid else { return .failure(Reason(message: "the file is not a page (refused at submit)")) }
+        if source.kind == .pdf, let pages = pdfPages.pages(of: source) { return page(source.index, of: pages) }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
+        } catch where error.code == ELOOP {
+            // Never read through a link put where the file was: it could point at any file this process may read.
+            return .failure(Reason(message: "\(source.path) is a symbolic link now (it was a file when submitted); not read"))
+        } catch {
+            return .failure(Reason(message: "cannot read \(source.path): \(error.reason)"))
+        }
+        if let expected = source.hash {
+            let size = source.size ?? bytes.count
+            let actual = size == bytes.count ? SHA256.hex(bytes) : nil
+            guard actual == expected else {
+                return .failure(Reason(message: "\(source.path) changed since it was submitted (sha256 \(expected), \(size) bytes then; "
+                    + (actual.map { "sha256 \($0)" } ?? "\(bytes.count) bytes") + " now)"))
+            }
+        }
+        switch source.kind {
+        case .pdf: return pdfPages.split(bytes, of: source).flatMap { page(source.index, of: $0) }
+        default: return image(bytes, index: source.index, title: title)
+        }
+    }
+
+    private static func image(_ bytes: [UInt8], index: Int, title: String) -> Result<[UInt8], Reason> {
+        do throws(LeptonicaError) {
+            let decoded = try Pix(encoded: bytes, page: index, maxPixels: maxPixels)
+            var shown = decoded
+            // What the PDF image writer takes: no alpha, and 1, 8 or 32 bits (or a colormap).
+            if shown.depth == 32 && shown.samplesPerPixel == 4 { shown = try shown.removingAlpha() }
+            if !shown.hasColormap && (shown.depth == 16 || shown.depth == 2 || shown.depth == 4) { shown = try shown.grayscale() }
+            let compressed = try shown.compressedForPDF()
+            let colorSpace = compressed.palette.map { "[/Indexed /DeviceRGB \($0.count - 1) \($0.hex)]" }
+                ?? (compressed.components == 3 ? "/DeviceRGB" : "/DeviceGray")
+            let filter: PDFImage.Filter = switch compressed.encoding {
+            case .jpeg: .dct
+            case .group4: .ccittFax
+            case .flate: .flate
+            }
+            let image = PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
+                                 bitsPerComponent: compressed.bitsPerComponent, colorSpace: colorSpace,
+                                 components: compressed.components, predictor: compressed.predictor)
+            let declared = decoded.resolution.y
+            return .success(SearchablePDF.imageOnly(image, resolution: (70...2400).contains(declared) ? declared : 300,
+                                                    title: title) { try? Zlib.compress($0) })
+        } catch {
+            return .failure(Reason(message: "its image cannot be decoded: \(error.message)"))
+        }
+    }
+
+    private static func page(_ index: Int, of pages: [String]) -> Result<[UInt8], Reason> {
+        guard pages.indices.contains(index) else {
+            return .failure(Reason(message: "the PDF has \(pages.count) pages, not \(index + 1)"))
+        }
+        do {
+            return .success(try FileSystem.read(pages[index]))
+        } catch {
+            return .failure(Reason(message: "\(error.path): \(error.reason)"))
+        }
+    }
+}
+
+/// The pages of the last PDF source split for degraded pages, one file each, so a volume with several failed pages
+/// is split once. Split from the copy that passed the hash check, so what is shown is what was checked. Owns its
+/// scratch folder (inside the export's staging folder), removed when the next source is split and in `deinit`.
+/// Confined to one thread.
+final class SourcePDFPages {
+    private let folder: String
+    private var source: PageSource?
+    private var files: [String] = []
+
+    init(scratch: String, name: String) { folder = scratch + "/" + name }
+
+    deinit { FileSystem.remove(folder) }
+
+    /// The page files of `source` when it is the one split last (the same file, content hash and size).
+    func pages(of source: PageSource) -> [String]? {
+        guard let split = self.source, split.path == source.path, split.hash == source.hash, split.size == source.size,
+              source.hash != nil
+        else { return nil }
+        return files
+    }
+
+    /// Splits `bytes` (the checked content of `source`) into page files.
+    func split(_ bytes: [UInt8], of source: PageSource) -> Result<[String], DegradedPage.Reason> {
+        FileSystem.remove(folder)
+        self.source = nil
+        files = []
+        do {
+            try FileSystem.makeDirectory(folder, mode: 0o700)
+            try FileSystem.write(bytes, to: folder + "/source.pdf")
+            files = try QPDF.splitPages(folder + "/source.pdf", into: folder)
+            self.source = source
+            return .success(files)
+        } catch let error as QPDFError {
+            return .failure(DegradedPage.Reason(message: "qpdf cannot take the page out of the PDF: \(error.message)"))
+        } catch let error as FileError {
+            return .failure(DegradedPage.Reason(message: "\(error.path): \(error.reason)"))
+        } catch {
+            return .failure(DegradedPage.Reason(message: "\(error)"))
+        }
+    }
+}
