@@ -69,21 +69,37 @@ final class ExportFolder {
         FileSystem.remove(stagingPath)
     }
 
-    /// The folder `name` inside the export folder, made if missing. An existing symbolic link or file by that name is
-    /// an error: the export never writes through it.
-    func subfolder(_ name: String) throws(FileError) -> Subfolder {
-        try check(name)
-        if mkdirat(descriptor, name, 0o755) != 0 && errno != EEXIST { throw FileError(path: path + "/" + name) }
-        let folder = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard folder >= 0 else {
-            if errno == ELOOP || errno == ENOTDIR {
-                throw FileError(path: path + "/" + name,
-                                reason: "exists and is not a folder (a symbolic link or a file); not writing through it",
-                                code: errno)
+    /// The folder at `relative` inside the export folder (`box17` or `box17/folder3`), each level made if missing
+    /// and opened without following symbolic links. An existing link or file on the way is an error: the export
+    /// never writes through it.
+    func subfolder(_ relative: String) throws(FileError) -> Subfolder {
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // The descriptor of the level reached so far; the export folder's own is not ours to close.
+        var parent = descriptor
+        var walked = ""
+        for part in parts {
+            walked += (walked.isEmpty ? "" : "/") + part
+            let next: Int32
+            do throws(FileError) {
+                try check(part)
+                if mkdirat(parent, part, 0o755) != 0 && errno != EEXIST { throw FileError(path: path + "/" + walked) }
+                next = openat(parent, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard next >= 0 else {
+                    if errno == ELOOP || errno == ENOTDIR {
+                        throw FileError(path: path + "/" + walked,
+                                        reason: "exists and is not a folder (a symbolic link or a file); not writing through it",
+                                        code: errno)
+                    }
+                    throw FileError(path: path + "/" + walked)
+                }
+            } catch {
+                if parent != descriptor { close(parent) }
+                throw error
             }
-            throw FileError(path: path + "/" + name)
+            if parent != descriptor { close(parent) }
+            parent = next
         }
-        return Subfolder(name: name, descriptor: folder)
+        return Subfolder(name: relative, descriptor: parent)
     }
 
     /// A fresh name in the staging folder, and its path.
@@ -95,7 +111,8 @@ final class ExportFolder {
 
     /// Writes `bytes` as `name` in `folder` (the export folder itself when nil): staged, then renamed into place.
     func write(_ bytes: [UInt8], as name: String, in folder: Subfolder? = nil) throws(FileError) {
-        try check(name)
+        // A relative path (only without `folder`) is checked part by part when it is published.
+        try check(folder == nil ? String(name.split(separator: "/", omittingEmptySubsequences: false).last ?? "") : name)
         let staged = stagedFile()
         let file = openat(staging, staged.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw FileError(path: staged.path) }
@@ -120,8 +137,19 @@ final class ExportFolder {
     }
 
     /// Moves the complete staged file `staged` to `name` in `folder` (the export folder itself when nil), replacing
-    /// a file of that name.
+    /// a file of that name. Without `folder`, `name` may be a relative path (`box17/folder3.pdf`): its folders are
+    /// made as `subfolder` makes them.
     func publish(_ staged: String, as name: String, in folder: Subfolder? = nil) throws(FileError) {
+        if folder == nil, let slash = name.lastIndex(of: "/") {
+            let parent: Subfolder
+            do throws(FileError) {
+                parent = try subfolder(String(name[..<slash]))
+            } catch {
+                unlinkat(staging, staged, 0)
+                throw error
+            }
+            return try publish(staged, as: String(name[name.index(after: slash)...]), in: parent)
+        }
         try check(name)
         guard renameat(staging, staged, folder?.descriptor ?? descriptor, name) == 0 else {
             let error = FileError(path: target(name, in: folder))

@@ -24,10 +24,7 @@ public enum SafeName {
     public static let fallback = "document"
 
     /// Endings of submitted files, dropped from a name's end (any case).
-    static let inputExtensions: Set<String> = [
-        "pdf", "png", "jpg", "jpeg", "jpe", "jfif", "tif", "tiff", "pnm", "pbm", "pgm", "ppm", "bmp", "gif", "jp2", "j2k",
-        "jpx", "webp",
-    ]
+    static let inputExtensions = PageFiles.endings
 
     /// Names Windows reserves for devices, with or without an extension.
     static let deviceNames: Set<String> = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
@@ -60,6 +57,22 @@ public enum SafeName {
         if stem.count <= 4, deviceNames.contains(String(String.UnicodeScalarView(stem)).uppercased()) { scalars.insert("_", at: 0) }
         let result = shortened(String(String.UnicodeScalarView(scalars)))
         return result.isEmpty ? fallback : result
+    }
+
+    /// The deepest tree an export mirrors (`--layout tree`); deeper parts of a name are joined into the last one.
+    public static let maximumDepth = 16
+
+    /// The safe relative path made from a document name, for `--layout tree`: the name's path parts (split at `/`
+    /// and `\`, without empty, `.` and `..` parts), each made safe by `make` and joined with `/`, so
+    /// `box17/folder3` stays a folder and a file in it and `../../etc/evil` becomes `etc/evil`. Parts past
+    /// `maximumDepth` are joined into the last one with `_`.
+    public static func makePath(_ name: String) -> String {
+        var parts = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).map(String.init).filter { $0 != "." && $0 != ".." }
+        if parts.count > maximumDepth {
+            parts = Array(parts.prefix(maximumDepth - 1)) + [parts.dropFirst(maximumDepth - 1).joined(separator: "_")]
+        }
+        guard !parts.isEmpty else { return fallback }
+        return parts.map { make($0) }.joined(separator: "/")
     }
 
     /// Whether `name` is one path component that cannot leave the folder it is created in: what the export checks
@@ -148,11 +161,18 @@ public struct ExportNames: Sendable {
     private var taken: Set<Key>
 
     /// `expected`: about how many documents will be named (room is made for them at once).
-    public init(expected: Int = 0) { taken = Set(minimumCapacity: expected) }
+    public init(expected: Int = 0, tree: Bool = false) {
+        taken = Set(minimumCapacity: expected)
+        self.tree = tree
+    }
 
-    /// The name of the document `id` called `documentName`. Call in increasing id order.
+    /// Whether names keep their folders (`box17/folder3`) or are flattened into one component (`box17_folder3`).
+    private let tree: Bool
+
+    /// The name of the document `id` called `documentName`: a relative path with `tree`, else one component. Call
+    /// in increasing id order.
     public mutating func name(for documentName: String, id: DocumentID) -> String {
-        let base = SafeName.make(documentName)
+        let base = tree ? SafeName.makePath(documentName) : SafeName.make(documentName)
         var candidate = base
         var round = 1
         while !taken.insert(Self.key(candidate)).inserted {

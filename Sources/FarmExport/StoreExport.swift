@@ -11,11 +11,20 @@ public struct ExportOptions: Sendable {
     public var documents: [String]
     /// Leave out documents with pages not done, instead of exporting their done pages.
     public var completeOnly: Bool
+    /// Mirror the submitted tree (`box17/folder3.pdf`); false: every document directly in the export folder, its
+    /// name's folders joined with `_` (`box17_folder3.pdf`).
+    public var tree: Bool
+    /// Also write one text file per document (`NAME.txt`: its done pages' text in page order, pages separated by a
+    /// form feed, as pdftotext does).
+    public var documentText: Bool
 
-    public init(formats: [OutputFormat] = OutputFormat.exported, documents: [String] = [], completeOnly: Bool = false) {
+    public init(formats: [OutputFormat] = OutputFormat.exported, documents: [String] = [], completeOnly: Bool = false,
+                tree: Bool = true, documentText: Bool = false) {
         self.formats = formats
         self.documents = documents
         self.completeOnly = completeOnly
+        self.tree = tree
+        self.documentText = documentText
     }
 }
 
@@ -100,7 +109,7 @@ public final class StoreExport {
             let stored = try store.read { try store.documentCount() }
             let total = chosen?.count ?? stored
             let last = chosen?.max()
-            var names = ExportNames(expected: stored)
+            var names = ExportNames(expected: stored, tree: options.tree)
             var after: DocumentID?
             var done = 0
             walk: while true {
@@ -194,6 +203,9 @@ public final class StoreExport {
         var degraded: [(number: Int, code: String, kind: DegradedPage.Kind)] = []
         let pdfPages = SourcePDFPages(scratch: folder.stagingPath, name: "d\(document.id)-split")
         let filesBefore = summary.files
+        // The document's text, page by page (`documentText`); a page without text keeps its place, empty.
+        var documentText: [UInt8] = []
+        var textPages = 0
         var after = 0
         while true {
             let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
@@ -207,6 +219,14 @@ public final class StoreExport {
                     degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
                     if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }
                     continue
+                }
+                if options.documentText, page.state == .done || page.state == .failed {
+                    if textPages > 0 { documentText.append(0x0C) }
+                    if page.state == .done, let text = try store.read({ try store.text(of: page.id) }) {
+                        documentText += Array(text.utf8)
+                        if documentText.last != 0x0A { documentText.append(0x0A) }
+                    }
+                    textPages += 1
                 }
                 guard page.state == .done else { continue }
                 var written = false
@@ -231,6 +251,10 @@ public final class StoreExport {
                 }
                 if written { summary.pages += 1 }
             }
+        }
+        if options.documentText, textPages > 0 {
+            try folder.write(documentText, as: name + ".txt")
+            summary.files += 1
         }
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")

@@ -104,7 +104,7 @@ public final class Submission {
         let hash: String
         let pages: [NewPage]
         let invalid: [(path: RawPath, failure: PageFailure)]
-        /// A multi-page file (a PDF or multi-page TIFF) stays one document even when files are grouped by folder.
+        /// A PDF or a multi-page TIFF stays one document even when files are grouped by folder.
         let isVolume: Bool
     }
 
@@ -204,7 +204,7 @@ public final class Submission {
             let (pages, inspection) = self.pages(of: bytes, path: path, source: source, hash: hash,
                                                  pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
             return Read(hash: hash, pages: pages, invalid: pages.compactMap { page in page.failure.map { (path, $0) } },
-                        isVolume: inspection.pages > 1)
+                        isVolume: inspection.pages > 1 || inspection.kind == .pdf)
         } catch where error.code == ENOENT {
             // Gone since the folder was listed: nothing to record.
             report.problems.append((path, error.reason))

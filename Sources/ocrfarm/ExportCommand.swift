@@ -15,14 +15,19 @@ struct ExportCommand: Command {
         OptionSpec("--format", value: "LIST",
                    "Formats to write: \(OutputFormat.exported.map(\.exportName).joined(separator: ", ")) (comma-separated; default: all)."),
         OptionSpec("--complete-only", "Skip documents that have pages not done yet, instead of exporting their done pages."),
+        OptionSpec("--layout", value: "tree|flat",
+                   "tree: mirror the submitted folders (box17/folder3.pdf; default); flat: every document in DIR (box17_folder3.pdf)."),
+        OptionSpec("--text-per", value: "page|document",
+                   "page: a text file per page (default); document: also DIR/NAME.txt, the document's text, pages separated by form feeds."),
     ]
     static let discussion = """
     Layout: DIR/NAME.pdf holds the document's done pages in page order (one searchable PDF, merged with qpdf);
     DIR/NAME/0001.txt, .hocr, .alto.xml, .page.xml and .json hold each done page (numbered by its page in the
     document, padded to 4 digits or more), each a complete one-page document. NAME is the document name made
-    safe: path separators become _, control and Windows-reserved characters become _, the submitted file's
-    extension is dropped, long names are shortened around a …; a name that an earlier document (lower id) already
-    has, ignoring case, gets ~ID after it, so a document's name is the same in every export.
+    safe: its folders are kept as folders (box17/folder3/p1.png gives box17/folder3/p1.pdf; with --layout flat they
+    are joined with _), empty, . and .. parts are dropped, control and Windows-reserved characters become _, the
+    submitted file's extension is dropped, long names are shortened around a …; a name that an earlier document
+    (lower id) already has, ignoring case, gets ~ID after it, so a document's name is the same in every export.
 
     A page that failed for good (timeout, memory, damaged) keeps its place in the document's PDF, so a volume
     keeps its page count: as its image without a text layer when its source still reads and decodes (checked
@@ -67,7 +72,13 @@ struct ExportCommand: Command {
         // Document names are taken whole: a name may contain commas.
         let documents = arguments.values["--document"] ?? arguments.string("--document").map { [$0] } ?? []
         for name in documents where name.isEmpty { throw UsageError(message: "--document needs a name, not an empty string") }
-        options = ExportOptions(formats: formats, documents: documents, completeOnly: arguments.flag("--complete-only"))
+        let layout = try arguments.choice("--layout", ["tree", "flat"]) ?? "tree"
+        let textPer = try arguments.choice("--text-per", ["page", "document"]) ?? "page"
+        if textPer == "document" && !formats.contains(.text) {
+            throw UsageError(message: "--text-per document writes text: leave text in --format")
+        }
+        options = ExportOptions(formats: formats, documents: documents, completeOnly: arguments.flag("--complete-only"),
+                                tree: layout == "tree", documentText: textPer == "document")
     }
 
     func run() throws -> ExitStatus {

@@ -120,7 +120,9 @@ struct DegradedPageTests {
         let out = farm.folder.file("out")
         let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf"])
         #expect(export.status == 65, "\(export.stderr)")
-        #expect(export.stderrLines.contains { $0.contains("page 2 (worker-lost, image only)") }, "\(export.stderr)")
+        // Page 2 is degraded; page 1 may be too when it was leased to the same worker as it crashed (with
+        // --max-attempts 1 that lease's loss fails it for good): as the source's own page it still has its text.
+        #expect(export.stderrLines.contains { $0.contains("2 (worker-lost, image only)") }, "\(export.stderr)")
         let pdf = out + "/book.pdf"
         #expect(try Self.tool("qpdf", ["--show-npages", pdf]).text == "3\n")
         #expect(try Self.tool("qpdf", ["--check", pdf]).status == 0)

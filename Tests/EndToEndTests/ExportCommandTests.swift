@@ -69,9 +69,10 @@ final class ExportFarm: @unchecked Sendable {
 
     func openStore() throws -> Store { try Store(path: store, readOnly: true) }
 
-    /// Runs `ocrfarm export` on the store.
-    func export(_ arguments: [String]) throws -> ProcessOutput {
-        try Run.ocrfarm(["export", "--store", store] + arguments)
+    /// Runs `ocrfarm export` on the store, flat: these tests check the names made safe in one folder (`etc_evil`,
+    /// the `a_b` collision); the tree layout (the default) has tests of its own below.
+    func export(_ arguments: [String], layout: String = "flat") throws -> ProcessOutput {
+        try Run.ocrfarm(["export", "--store", store, "--layout", layout] + arguments)
     }
 
     /// Every path under `path`, relative to it ("a", "a/b.txt"), without following links.
@@ -297,13 +298,57 @@ struct ExportCommandTests {
         let damaged = try page(writer, "clean pages", 2).id
         try writer.connection.execute("UPDATE artifacts SET data = CAST('%PDF-1.5 not really' AS BLOB) WHERE page_id = \(damaged.rawValue) AND name = 'pdf'")
         let out = farm.folder.file("exports/broken")
-        let output = try Run.ocrfarm(["export", "--store", copy, "--out", out, "--document", "clean pages", "--document", "a_b"])
+        let output = try Run.ocrfarm(["export", "--store", copy, "--layout", "flat", "--out", out, "--document", "clean pages",
+                                      "--document", "a_b"])
         #expect(output.status == 65)
         #expect(output.stderrLines.contains { $0.hasPrefix("ocrfarm export: warning: document 'clean pages': cannot merge 2 PDF pages:") && $0.hasSuffix("; no PDF written") }, "\(output.stderr)")
         let entries = Set(try FileManager.default.contentsOfDirectory(atPath: out))
         let collided = try #require(try writer.documents(named: "a_b").first?.id)
         #expect(entries == ["clean pages", "a_b~\(collided).pdf", "a_b~\(collided)"], "\(entries.sorted())")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/clean pages").count == 10)
+    }
+
+    @Test("--layout tree (the default): names keep their folders, '..' parts are dropped, a planted link on the way is refused")
+    func treeLayout() throws {
+        let farm = try farm()
+        let out = farm.folder.file("exports/tree")
+        let output = try farm.export(["--out", out, "--document", "scans/phototest.tif", "--document", "../../etc/evil",
+                                      "--document", "a/b", "--document", "a_b", "--format", "pdf,txt"], layout: "tree")
+        #expect(output.status == 0, "\(output.stderr)")
+        let tree = ExportFarm.tree(out)
+        for path in ["scans/phototest.pdf", "scans/phototest/0001.txt", "etc/evil.pdf", "a/b.pdf", "a/b/0001.txt", "a_b.pdf"] {
+            #expect(tree.contains(path), "\(path) in \(tree.sorted())")
+        }
+        #expect(!tree.contains { $0.contains("..") || $0.hasPrefix(".ocrfarm") }, "\(tree.sorted())")
+
+        // A link planted where a folder of the tree goes is never written through.
+        let planted = farm.folder.file("exports/tree-planted")
+        let elsewhere = farm.folder.file("exports/elsewhere-tree")
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: planted + "/etc", withDestinationPath: elsewhere)
+        let refused = try farm.export(["--out", planted, "--document", "../../etc/evil", "--format", "txt"], layout: "tree")
+        #expect(refused.status != 0, "\(refused.stderr)")
+        #expect(refused.stderr.contains("etc: exists and is not a folder (a symbolic link or a file); not writing through it"),
+                "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+    }
+
+    @Test("--text-per document: NAME.txt holds the document's pages in order, separated by form feeds")
+    func documentText() throws {
+        let farm = try farm()
+        let out = farm.folder.file("exports/text-per-document")
+        let output = try farm.export(["--out", out, "--document", "clean pages", "--format", "txt", "--text-per", "document"])
+        #expect(output.status == 0, "\(output.stderr)")
+        let whole = try String(contentsOfFile: out + "/clean pages.txt", encoding: .utf8)
+        let pages = whole.split(separator: "\u{0C}", omittingEmptySubsequences: false).map(String.init)
+        #expect(pages.count == 2)
+        for (index, page) in pages.enumerated() {
+            let single = try String(contentsOfFile: out + "/clean pages/000\(index + 1).txt", encoding: .utf8)
+            #expect(page.trimmingCharacters(in: .whitespacesAndNewlines) == single.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let usage = try farm.export(["--out", out, "--format", "pdf", "--text-per", "document"])
+        #expect(usage.status == 64, "\(usage.stderr)")
     }
 
     func pdfPages(_ path: String) throws -> Int? {

@@ -134,6 +134,26 @@ struct SubmitPathsTests {
         #expect(only.stderr.contains("submitted 3 documents, 3 pages"), "\(only.stderr)")
     }
 
+    @Test("the README's tour on a messy archive: run by box folders exits 0; export gives the same tree, one PDF per folder")
+    func messyArchiveTour() throws {
+        let farm = FarmHarness()
+        let root = try Self.messyArchive(in: farm)
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "2", "--document-per", "folder", root],
+                                  environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let out = farm.folder.file("out")
+        let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf,txt", "--text-per", "document"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let tree = Set(FileManager.default.enumerator(atPath: out)?.compactMap { $0 as? String } ?? [])
+        for path in ["box17/folder3.pdf", "box17/folder3.txt", "box17/folder4.pdf", "box18/volume.pdf", "box18/letter.pdf"] {
+            #expect(tree.contains(path), "\(path) in \(tree.sorted())")
+        }
+        let info = try Run.process("/usr/bin/pdfinfo", [out + "/box17/folder3.pdf"]).text
+        #expect(info.contains("Pages:           3"), "three loose pages, one PDF: \(info)")
+        let text = try String(contentsOfFile: out + "/box17/folder3.txt", encoding: .utf8)
+        #expect(text.contains("This is a lot of 12 point text"), "page 1 (page.pnm) read: \(text)")
+    }
+
     @Test("export warnings show a name's bidi override escaped, as status does")
     func bidiInWarnings() throws {
         let farm = FarmHarness()
