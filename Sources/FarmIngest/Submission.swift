@@ -13,6 +13,9 @@ public struct SubmitOptions: Sendable {
     public var pageOptions: PageOptions
     /// Submit files again even when the same content was submitted before.
     public var force: Bool
+    /// A file whose content changed since it was submitted replaces its old document (which is deleted) instead of
+    /// becoming a second document beside it.
+    public var replace: Bool = false
     /// Multi-page files larger than this are split into one file per page (next to the store) at submit.
     public var splitThreshold: Int
     /// How files found in folders become documents.
@@ -70,6 +73,13 @@ public struct SubmitReport: Sendable {
     public var notImages: [RawPath] = []
     /// Files and folders left out by --include / --exclude.
     public var excluded: [RawPath] = []
+    /// Files whose content changed since they were submitted: the earlier document, and whether it was replaced
+    /// (`--replace`) or kept beside the new one.
+    public var changed: [(path: RawPath, earlier: String, replaced: Bool)] = []
+    /// Documents of files that could not be read when submitted, replaced now that they can.
+    public var nowReadable: [RawPath] = []
+    /// Files whose earlier document could not be replaced (a worker is reading it): submitted beside it.
+    public var notReplaced: [(path: RawPath, reason: String)] = []
 
     public var pages: Int { added.reduce(0) { $0 + $1.pages } }
     public var documentIDs: [DocumentID] { added.map(\.id) }
@@ -170,7 +180,11 @@ public final class Submission {
             } else if options.grouping == .folder, let folder = found.folder, !read.isVolume {
                 gather(read, into: folder, source: absolute(found.path.parent))
             } else {
-                try add(name: found.name, source: absolute(found.path), hash: read.hash, pages: read.pages, invalid: read.invalid,
+                let source = absolute(found.path)
+                if !options.force, try store.document(withHash: read.hash) == nil {
+                    try replaceEarlier(of: found.path, source: source, hash: read.hash, report: &report)
+                }
+                try add(name: found.name, source: source, hash: read.hash, pages: read.pages, invalid: read.invalid,
                         shownAs: found.path)
             }
         }
@@ -183,6 +197,28 @@ public final class Submission {
         try flush()
         progress(files.count, files.count)
         return report
+    }
+
+    /// A file submitted before under another content: a document that failed as unreadable is replaced now that the
+    /// file reads (its failed page said "submit it again once it can be read"); a document of other content is
+    /// replaced with `--replace`, else kept beside the new one and reported.
+    private func replaceEarlier(of path: RawPath, source: RawPath, hash: String, report: inout SubmitReport) throws {
+        let unreadable = "unreadable " + SHA256.hex(path.bytes)
+        for (record, earlier) in try store.documents(fromSource: source) where earlier != hash {
+            let wasUnreadable = earlier == unreadable
+            guard wasUnreadable || options.replace else {
+                report.changed.append((path, record.name, false))
+                return
+            }
+            do {
+                let deleted = try store.delete([record.id])
+                for file in deleted.splitFiles { FileSystem.remove(file.description) }
+            } catch let refusal as DeleteRefusal {
+                report.notReplaced.append((path, "\(refusal)"))
+                return
+            }
+            if wasUnreadable { report.nowReadable.append(path) } else { report.changed.append((path, record.name, true)) }
+        }
     }
 
     /// Reads one file: its hash and pages; nil when it is gone since the walk, or is not a page at all (a file
@@ -213,7 +249,8 @@ public final class Submission {
             // A file that is there but cannot be read (no permission, an I/O error) is recorded as a failed page,
             // so `status` shows it by code. With no content to know it by, its path stands in for the content hash,
             // so submitting it again while it is still unreadable skips it; once it can be read, submitting it
-            // again makes a new document of its real pages (a requeue could not: the page count was unknown).
+            // again replaces this document with one of its real pages (a requeue could not: the page count was
+            // unknown; see `replaceEarlier`).
             let failure = PageFailure(stage: SourceInspector.stage, code: .unreadable,
                                       message: "cannot read the file: \(error.reason)")
             return Read(hash: "unreadable " + SHA256.hex(path.bytes),

@@ -58,6 +58,17 @@ extension Store {
             .first([.text(hash)]) { DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)) }
     }
 
+    /// The documents submitted from the file or folder at `source` (absolute), newest first, with their content
+    /// hashes: how `submit` knows a file changed since it was submitted.
+    public func documents(fromSource source: RawPath) throws -> [(record: DocumentRecord, hash: String?)] {
+        try connection.cached("""
+            SELECT id, name, page_count, submitted_at, content_hash FROM documents WHERE source = ? ORDER BY id DESC
+            """).rows([.blob(source.bytes)]) {
+            (DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3)),
+             $0.optionalText(4))
+        }
+    }
+
     /// How a document's pages are to be read, as submitted.
     public func options(of document: DocumentID) throws -> PageOptions? {
         try connection.cached("SELECT options FROM documents WHERE id = ?").first([.integer(document.rawValue)]) {

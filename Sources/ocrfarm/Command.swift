@@ -52,6 +52,7 @@ enum Commands {
         WorkerCommand.self,
         StatusCommand.self,
         RequeueCommand.self,
+        DeleteCommand.self,
         SearchCommand.self,
         KeywordsCommand.self,
         ExportCommand.self,

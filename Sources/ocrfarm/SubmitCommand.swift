@@ -25,6 +25,7 @@ enum SubmitOptionSpecs {
                    "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
         OptionSpec("--force", "Submit files again even if the same content was submitted before."),
+        OptionSpec("--replace", "A file changed since it was submitted replaces its earlier document (deleted), instead of joining it."),
         OptionSpec("--outputs", value: "LIST",
                    "Renderings stored with each page: pdf, hocr, alto, page, json (comma-separated), or none. Default: all."),
     ] + CorrectionOptions.specs
@@ -51,10 +52,12 @@ enum SubmitOptionSpecs {
         for pattern in arguments.strings("--include") + arguments.strings("--exclude") where pattern.isEmpty {
             throw UsageError(message: "--include and --exclude take a pattern such as '*.tif', not an empty one")
         }
-        return SubmitOptions(documentName: arguments.string("--document"),
-                             priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,
-                             pageOptions: pageOptions, force: arguments.flag("--force"), grouping: grouping,
-                             filter: PathFilter(include: arguments.strings("--include"), exclude: arguments.strings("--exclude")))
+        var options = SubmitOptions(documentName: arguments.string("--document"),
+                                    priority: try arguments.int("--priority", range: -1_000_000...1_000_000) ?? 0,
+                                    pageOptions: pageOptions, force: arguments.flag("--force"), grouping: grouping,
+                                    filter: PathFilter(include: arguments.strings("--include"), exclude: arguments.strings("--exclude")))
+        options.replace = arguments.flag("--replace")
+        return options
     }
 }
 
@@ -74,7 +77,9 @@ struct SubmitCommand: Command {
     by their path below the submitted folder (box17/folder3/p1.png), a file named on the command line by its file
     name. A file whose content was
     submitted before is reported and skipped unless --force. A file that cannot be read (no permission, an I/O
-    error) is recorded as a failed page (unreadable): submit it again once it can be read. Paths that are not
+    error) is recorded as a failed page (unreadable): submit it again once it can be read, and its pages
+    replace that failed page. A file changed since it was submitted (new content, same path) becomes a new document
+    beside the earlier one, or replaces it with --replace (ocrfarm delete removes a document). Paths that are not
     files (missing, symbolic link loops, FIFOs, devices) are reported and never opened. The rest is still submitted.
 
     Exit status: 0 all submitted; 65 some files were unusable (recorded as failed) or not files; 66 nothing was
@@ -124,6 +129,14 @@ enum Submitter {
             for (path, existing, _) in report.skipped.prefix(verbose ? Int.max : limit) {
                 Console.error("ocrfarm: \(path): already submitted as '\(existing)'; skipped (use --force to submit again)")
             }
+        }
+        for (path, earlier, replaced) in report.changed.prefix(limit) {
+            Console.error(replaced ? "ocrfarm: \(path): changed since it was submitted; replaces '\(Printable.text(earlier))'"
+                : "ocrfarm: \(path): changed since it was submitted as '\(Printable.text(earlier))'; submitted as a new document beside it (--replace replaces it)")
+        }
+        for path in report.nowReadable.prefix(limit) { Console.error("ocrfarm: \(path): readable now; replaces its failed (unreadable) page") }
+        for (path, reason) in report.notReplaced.prefix(limit) {
+            Console.error("ocrfarm: \(path): its earlier document is not replaced: \(reason); submitted beside it")
         }
         if verbose {
             for path in report.notImages { Console.error("ocrfarm: \(path): left out: neither an image nor a PDF") }

@@ -1,0 +1,79 @@
+import FarmCore
+import SQLite
+
+/// What deleting documents removed (or, with a dry run, would remove).
+public struct DeleteReport: Sendable, Equatable {
+    public var documents = 0
+    public var pages = 0
+    /// Pages that had a result (text, renderings and search entry).
+    public var results = 0
+    /// Page files `submit` split out of big multi-page files, in the store's `.pages` folder, that no other
+    /// page uses: removed from disk after the transaction.
+    public var splitFiles: [RawPath] = []
+
+    public init() {}
+}
+
+/// Why documents cannot be deleted now.
+public struct DeleteRefusal: Error, Sendable, CustomStringConvertible {
+    /// Pages of the documents that a worker is reading.
+    public let leased: Int
+    public var description: String {
+        "\(leased) page\(leased == 1 ? " is" : "s are") being read by a worker; wait until \(leased == 1 ? "it is" : "they are") "
+            + "done, or stop the coordinator, and delete again"
+    }
+}
+
+extension Store {
+    /// Removes `documents` with their pages, attempts, results, renderings and search entries, in one
+    /// transaction (all or nothing). Refused while a worker holds a lease on one of their pages: its result would
+    /// arrive for a page that is gone. With `dryRun`, counts and changes nothing.
+    public func delete(_ documents: [DocumentID], dryRun: Bool = false) throws -> DeleteReport {
+        try write {
+            var report = DeleteReport()
+            var leased = 0
+            var splitCandidates: Set<RawPath> = []
+            // Split pages are stored by absolute path (`submit` makes them so).
+            let folder = RawPath(path + ".pages/")
+            let splitFolder = RawPath.currentDirectory.map { folder.absolute(in: $0) } ?? folder
+            for document in documents {
+                guard try connection.cached("SELECT 1 FROM documents WHERE id = ?").rows([.integer(document.rawValue)], { _ in true })
+                    .first == true else { continue }
+                let counts = try connection.cached("""
+                    SELECT count(*), count(r.page_id), coalesce(sum(p.state = 'leased'), 0)
+                    FROM pages p LEFT JOIN results r ON r.page_id = p.id WHERE p.document_id = ?
+                    """).rows([.integer(document.rawValue)]) { ($0.int(0), $0.int(1), $0.int(2)) }.first ?? (0, 0, 0)
+                report.documents += 1
+                report.pages += counts.0
+                report.results += counts.1
+                leased += counts.2
+                for source in try connection.cached("SELECT DISTINCT source_path FROM pages WHERE document_id = ?")
+                    .rows([.integer(document.rawValue)], { RawPath(bytes: $0.blob(0)) })
+                where source.bytes.starts(with: splitFolder.bytes) {
+                    splitCandidates.insert(source)
+                }
+            }
+            if leased > 0 { throw DeleteRefusal(leased: leased) }
+            guard !dryRun else {
+                report.splitFiles = splitCandidates.sorted()
+                return report
+            }
+            for document in documents {
+                let id = SQLiteValue.integer(document.rawValue)
+                for table in ["page_search WHERE rowid", "artifacts WHERE page_id", "results WHERE page_id", "attempts WHERE page_id"] {
+                    try connection.cached("DELETE FROM \(table) IN (SELECT id FROM pages WHERE document_id = ?)").execute([id])
+                }
+                try connection.cached("DELETE FROM pages WHERE document_id = ?").execute([id])
+                try connection.cached("DELETE FROM documents WHERE id = ?").execute([id])
+            }
+            // A split page file goes only when no page left in the store reads it (the same content submitted
+            // again with --force shares the folder).
+            for source in splitCandidates.sorted() {
+                let used = try connection.cached("SELECT 1 FROM pages WHERE source_path = ? LIMIT 1")
+                    .rows([.blob(source.bytes)], { _ in true }).first ?? false
+                if !used { report.splitFiles.append(source) }
+            }
+            return report
+        }
+    }
+}
