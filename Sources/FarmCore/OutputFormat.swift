@@ -14,12 +14,14 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     /// The format needs the page image, not only the result model: the PDF page shows it under the text.
     public var needsPageImage: Bool { self == .pdf }
 
-    /// The name `ocrfarm export --format` takes: the text is exported as `.txt` files and named for them.
-    public var exportName: String { self == .text ? "txt" : rawValue }
+    /// The name `ocrfarm export --format` and `ocr --format` show: one spelling per format, its raw value.
+    public var exportName: String { rawValue }
 
-    /// The format `ocrfarm export --format` names.
+    /// The format named on a command line: its raw value, or `txt` for the text (the ending of its files, which
+    /// people type too).
     public init?(exportName: String) {
-        guard let format = Self.exported.first(where: { $0.exportName == exportName }) else { return nil }
+        if exportName == "txt" { self = .text; return }
+        guard let format = Self(rawValue: exportName) else { return nil }
         self = format
     }
 

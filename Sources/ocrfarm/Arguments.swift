@@ -31,10 +31,19 @@ struct OptionSpec: Sendable {
 
     var isFlag: Bool { value == nil }
 
-    /// The environment variable that supplies this option when the command line does not: `--log-level` →
-    /// `OCRFARM_LOG_LEVEL`.
-    var environmentName: String {
-        "OCRFARM_" + String(name.drop(while: { $0 == "-" })).uppercased().map { $0 == "-" ? "_" : $0 }.reduce("") { $0 + String($1) }
+    /// The environment variable that supplies this option of `command` when the command line does not. An option
+    /// of one meaning in every command that has it (`EnvironmentNames.shared`, or an option only one command has)
+    /// is `OCRFARM_NAME` (`--log-level` → `OCRFARM_LOG_LEVEL`); one whose meaning differs by command is scoped to
+    /// it (`health --timeout` → `OCRFARM_HEALTH_TIMEOUT`), so setting a variable for one command never changes
+    /// another.
+    func environmentName(in command: String?) -> String {
+        let base = Self.upperSnake(name)
+        guard let command, !EnvironmentNames.isShared(name) else { return "OCRFARM_" + base }
+        return "OCRFARM_" + Self.upperSnake(command) + "_" + base
+    }
+
+    static func upperSnake(_ text: String) -> String {
+        String(text.drop(while: { $0 == "-" })).uppercased().map { $0 == "-" ? "_" : $0 }.reduce("") { $0 + String($1) }
     }
 
     var synopsis: String { value.map { "\(name) \($0)" } ?? name }
@@ -47,12 +56,15 @@ struct ParsedArguments {
     private(set) var positionals: [String] = []
     private let specs: [String: OptionSpec]
     private let environment: [String: String]
+    /// The command parsed for, which names the environment variables (`OptionSpec.environmentName(in:)`).
+    private let command: String?
 
     /// Parses `arguments` against `options`. Options may be written `--name value` or `--name=value`;
     /// `--` ends options.
-    init(_ arguments: [String], options: [OptionSpec], environment: [String: String] = ProcessEnvironment.current)
-        throws(UsageError)
+    init(_ arguments: [String], options: [OptionSpec], command: String? = nil,
+         environment: [String: String] = ProcessEnvironment.current) throws(UsageError)
     {
+        self.command = command
         var specs: [String: OptionSpec] = [:]
         for option in options { specs[option.name] = option }
         self.specs = specs
@@ -102,7 +114,7 @@ struct ParsedArguments {
     /// The option's value from the command line, else from its environment variable.
     func string(_ name: String) -> String? {
         if let value = values[name]?.last { return value }
-        guard let spec = specs[name], let value = environment[spec.environmentName], !value.isEmpty else { return nil }
+        guard let spec = specs[name], let value = environment[spec.environmentName(in: command)], !value.isEmpty else { return nil }
         return value
     }
 
@@ -114,7 +126,7 @@ struct ParsedArguments {
 
     func flag(_ name: String) -> Bool {
         if flags.contains(name) { return true }
-        guard let spec = specs[name], let value = environment[spec.environmentName] else { return false }
+        guard let spec = specs[name], let value = environment[spec.environmentName(in: command)] else { return false }
         return ["1", "true", "yes", "on"].contains(value.lowercased())
     }
 
@@ -153,4 +165,27 @@ extension String {
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
         return String(scalars)
     }
+}
+
+/// Which options' environment variables are shared by every command that has the option.
+enum EnvironmentNames {
+    /// Options of one meaning wherever they appear, though their help is worded for each command: the deployment
+    /// settings that the unit files and job scripts set, and flags that mean the same everywhere.
+    static let alike: Set<String> = [
+        "--store", "--connect", "--bind", "--slots", "--lang", "--engine", "--heartbeat", "--grace", "--log-level",
+        "--log-format", "--curve-secret", "--coordinator-key", "--authorized-workers", "--json", "--dry-run",
+        "--max-attempts", "--retry-delay",
+    ]
+
+    /// Options whose variable is `OCRFARM_NAME`: those in `alike`, and those whose every command shares one
+    /// spec (one help text: `--mode` in ocr, submit and run). The rest are scoped to their command.
+    static let shared: Set<String> = {
+        var help: [String: Set<String>] = [:]
+        for command in Commands.all {
+            for option in command.options { help[option.name, default: []].insert(option.help) }
+        }
+        return alike.union(help.filter { $0.value.count == 1 }.keys)
+    }()
+
+    static func isShared(_ option: String) -> Bool { shared.contains(option) }
 }

@@ -34,7 +34,7 @@ extension Command {
                 let synopsis = option.synopsis
                 let padding = String(repeating: " ", count: max(1, width - synopsis.count + 2))
                 text += "  \(synopsis)\(padding)\(option.help)"
-                text += "  [env \(option.environmentName)]\n"
+                text += "  [env \(option.environmentName(in: name))]\n"
             }
         }
         text += "  --help" + String(repeating: " ", count: max(1, min(28, options.map(\.synopsis.count).max() ?? 0) - 4)) + "Show this help.\n"
@@ -67,6 +67,29 @@ enum Commands {
 
     static func named(_ name: String) -> (any Command.Type)? { all.first { $0.name == name } }
 
+    /// The command a mistyped name most likely meant: one it starts, or one at most two edits away.
+    static func suggestion(for typed: String) -> String? {
+        let name = typed.lowercased()
+        if name.count >= 2, let started = all.first(where: { $0.name.hasPrefix(name) }) { return started.name }
+        let scored = all.map { ($0.name, editDistance(name, $0.name)) }.min { $0.1 < $1.1 }
+        guard let scored, scored.1 <= min(2, max(1, name.count / 3)) else { return nil }
+        return scored.0
+    }
+
+    /// Levenshtein distance (insertions, deletions and substitutions of characters).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
+    }
+
     static var overview: String {
         var text = """
         ocrfarm: a distributed batch OCR farm. Scanned pages and photos in, searchable text out.
@@ -96,7 +119,8 @@ enum Commands {
         }
         if first == "--version" { return (try? VersionCommand(ParsedArguments([], options: [])).run()) ?? .software }
         guard let command = named(first) else {
-            Console.error("ocrfarm: unknown command '\(first)'\n\n" + overview)
+            let hint = suggestion(for: first).map { " (did you mean '\($0)'?)" } ?? ""
+            Console.error("ocrfarm: unknown command '\(first)'\(hint)\n\n" + overview)
             return .usage
         }
         let rest = Array(arguments.dropFirst())
@@ -105,7 +129,7 @@ enum Commands {
             return .success
         }
         do {
-            let parsed = try ParsedArguments(rest, options: command.options)
+            let parsed = try ParsedArguments(rest, options: command.options, command: command.name)
             let instance = try command.init(parsed)
             return try instance.run()
         } catch let error as UsageError {
@@ -159,6 +183,7 @@ struct HelpCommand: Command {
     static let abstract = "Show the commands, or one command's options."
     static let arguments = "[COMMAND]"
     static let options: [OptionSpec] = []
+    static let discussion = "Exit status: 0; 64 an unknown command."
 
     let topic: String?
 

@@ -60,6 +60,10 @@ struct CoordinatorCommand: Command {
     With --curve-secret and --authorized-workers every connection is encrypted and a worker whose public key is not
     in DIR fails its handshake: it never gets a page, and its key is logged once. The keys are read at start.
     Without CURVE, binding an address other than loopback prints a warning.
+
+    Exit status: 0 stopped by SIGTERM or SIGINT; 64 bad usage; 66 no store, or not an ocrfarm store; 69 the address
+    cannot be bound; 74 the disk is full or the store was moved or deleted; 75 another coordinator serves the store;
+    76 the store is damaged; 78 a bad key file.
     """
 
     let storePath: String
@@ -184,6 +188,9 @@ struct WorkerCommand: Command {
 
     With --curve-secret and --coordinator-key the connection is encrypted; a coordinator that does not know this
     worker's public key refuses the handshake, and the worker keeps retrying without getting pages.
+
+    Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone); 64 bad usage; 69 the engine or a
+    language cannot be loaded, or the coordinator's address is bad; 78 a bad key file.
     """
 
     let configuration: WorkerConfiguration

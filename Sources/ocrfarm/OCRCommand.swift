@@ -42,8 +42,8 @@ struct OCRCommand: Command {
         guard !languages.isEmpty, languages.allSatisfy({ !$0.isEmpty }) else {
             throw UsageError(message: "--lang takes languages joined by '+', e.g. chi_sim+eng")
         }
-        let formatName = try arguments.choice("--format", OutputFormat.allCases.map(\.rawValue)) ?? "text"
-        format = OutputFormat(rawValue: formatName)!
+        let formatName = try arguments.choice("--format", OutputFormat.allCases.map(\.rawValue) + ["txt"]) ?? "text"
+        format = OutputFormat(exportName: formatName)!
         outPath = arguments.string("--out")
         jobs = try arguments.int("--jobs", range: 1...256) ?? NativeThread.processorCount
         timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }

@@ -14,6 +14,8 @@ struct VersionCommand: Command {
         OptionSpec("--verbose", "Also show languages, data path and the OpenMP thread limit in force."),
     ]
 
+    static let discussion = "Exit status: 0; 64 bad usage."
+
     static let ocrfarmVersion = FarmVersion.string
 
     let verbose: Bool
