@@ -17,10 +17,12 @@ public struct DecodeLimits: Sendable, Equatable {
     }
 }
 
-/// The memory one page takes from decoding through the seeing stages, judged from its header before any pixel is
-/// decoded: the decoder's own buffers, the decoded image, its normalized copy, and at the stages an input, an output,
-/// the gray copy kept for the second reading and one more page of stage temporaries (measured: a 28 MP RGB PNG
-/// peaked 202 MB above a small page's RSS, estimated 195 MB; its gray version 88 MB, estimated 84 MB).
+/// The memory one page takes from decoding through recognition, judged from its header before any pixel is
+/// decoded: the larger of the decoding phase (the decoder's own buffers, the decoded image, its normalized copy)
+/// and the stages' phase, `3 × w + 2` bytes per pixel for a working image of `w` bytes per pixel (a stage's input and
+/// output, deskew's rotation buffer, the gray copy kept for the second reading, Tesseract's own copies).
+/// Measured (debug build, peak RSS above a small page's): a 35 MP RGB receipt JPEG 453 MB (estimated 487 MB);
+/// 81 MP read as gray without dewarp 370 MB (estimated 405 MB); a 28 MP RGB PNG 202 MB (estimated 195 MB at decoding).
 public struct PageMemoryEstimate: Sendable, Equatable {
     public let header: ImageHeader
     /// Bytes when the page is decoded as the file has it (colour kept where the file has it).
@@ -28,21 +30,24 @@ public struct PageMemoryEstimate: Sendable, Equatable {
     /// Bytes when the page is decoded straight to 8-bit gray (`Pix.decodedGray`).
     public let asGray: Int
 
-    public init(header: ImageHeader, keepColor: Bool) {
+    /// Bytes per pixel of the stages' phase for a working image of `working` bytes per pixel.
+    static func stageBytesPerPixel(working: Int) -> Int { 3 * working + 2 }
+
+    public init(header: ImageHeader) {
         self.header = header
         let pixels = header.pixelCount
         let gray = (header.width + 3) / 4 * 4 * header.height
         let cost = header.decodeCost
         let normalizes = header.samplesPerPixel == 4 || header.hasColormap || [2, 4, 16].contains(cost.bitsPerPixel)
         // A colormap may expand to 32 bpp; alpha is blended into a 32-bit copy; 2, 4 and 16 bpp become 8.
-        let normalized = !normalizes ? cost.imageBytes
-            : header.hasColormap || header.samplesPerPixel == 4 ? pixels * 4 : gray
-        let output = keepColor ? max(normalized, gray) : gray
-        let keptGray = cost.bitsPerPixel == 32 ? gray : 0
-        asDecoded = max(cost.peakBytes, normalizes ? cost.imageBytes + normalized : 0, normalized + output + keptGray + gray)
+        let working = header.hasColormap || cost.bitsPerPixel == 32 ? 4 : 1
+        let normalized = normalizes ? pixels * working : cost.imageBytes
+        asDecoded = max(cost.peakBytes, normalizes ? cost.imageBytes + normalized : 0,
+                        pixels * Self.stageBytesPerPixel(working: working))
         let lumaOnly = header.format == .jpeg && header.samplesPerPixel == 3
         let conversion = cost.bitsPerPixel == 32 && header.samplesPerPixel == 4 ? 4 * gray : gray
-        asGray = lumaOnly ? 3 * gray : max(cost.peakBytes, cost.imageBytes + conversion, 3 * gray)
+        let stages = pixels * Self.stageBytesPerPixel(working: 1)
+        asGray = lumaOnly ? stages : max(cost.peakBytes, cost.imageBytes + conversion, stages)
     }
 
     static func megabytes(_ bytes: Int) -> Int { (bytes + 999_999) / 1_000_000 }
@@ -91,7 +96,7 @@ public enum Decoder {
         do {
             // An unreadable header is left to the decoder, whose error says why.
             if let header = try? Pix.header(of: bytes, page: page), header.pixelCount <= limits.maxPixels {
-                estimate = PageMemoryEstimate(header: header, keepColor: keepColor)
+                estimate = PageMemoryEstimate(header: header)
             }
             if let estimate, estimate.asDecoded > limits.pageMemory {
                 guard !keepColor, estimate.asGray <= limits.pageMemory else {

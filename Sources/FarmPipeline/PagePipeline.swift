@@ -73,14 +73,22 @@ public struct PageContext {
     /// Current image → original image.
     public var toOriginal: Homography { toPage.inverse ?? .identity }
 
-    /// The largest factor `image` may be enlarged by within the page's memory budget: the enlarged copy beside its
-    /// source, the gray copy kept for the second reading and a page of stage temporaries (nil: no budget).
+    /// The largest factor `image` may be enlarged by within the page's memory budget: the enlarged copy and what
+    /// the later stages and recognition make of it (`PageMemoryEstimate`'s bytes per pixel), beside the source
+    /// (nil: no budget).
     func largestEnlargement(of image: Pix) -> Double? {
         guard let memoryBudget else { return nil }
-        let bytesPerPixel = max(1, image.depth / 8)
+        let working = max(1, image.depth / 8)
         let pixels = Double(image.width * image.height)
-        let room = Double(memoryBudget) - pixels * Double(bytesPerPixel) - 2 * Double(originalWidth * originalHeight)
-        return max(1, (room / (pixels * Double(bytesPerPixel))).squareRoot())
+        let room = Double(memoryBudget) - pixels * Double(working)
+        let perPixel = Double(PageMemoryEstimate.stageBytesPerPixel(working: working))
+        return max(1, (room / (pixels * perPixel)).squareRoot())
+    }
+
+    /// Whether a step costing `bytesPerPixel` of `image`'s pixels fits the page's memory budget (true: no budget).
+    func fits(_ image: Pix, bytesPerPixel: Int) -> Bool {
+        guard let memoryBudget else { return true }
+        return image.width * image.height * bytesPerPixel <= memoryBudget
     }
 
     mutating func record(_ stage: String, _ findings: JSON) { self.findings.append((stage, findings)) }

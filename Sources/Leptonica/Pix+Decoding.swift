@@ -298,3 +298,21 @@ extension Pix {
         return Array(UnsafeBufferPointer(start: data, count: size))
     }
 }
+
+extension Pix {
+    /// This image as 32-bit RGBA with `alpha` (8 bpp, same size; 255 opaque) as its alpha channel: an image with
+    /// transparency, as PNGs carry it, for the decoders' tests and the memory budget's.
+    public func withAlpha(_ alpha: Pix) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        guard alpha.depth == 8, alpha.width == width, alpha.height == height else {
+            throw LeptonicaError("withAlpha", message: "the alpha image must be 8 bpp and \(width)x\(height)")
+        }
+        // A copy, never a clone: the alpha is written into the pixels.
+        let color = depth == 32 ? try copy() : try rgb()
+        guard pixSetRGBComponent(color.pointer, alpha.pointer, Int32(L_ALPHA_CHANNEL)) == 0 else {
+            throw LeptonicaError.captured("pixSetRGBComponent", fallback: "cannot set the alpha channel")
+        }
+        pixSetSpp(color.pointer, 4)
+        return color
+    }
+}
