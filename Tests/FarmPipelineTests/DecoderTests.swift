@@ -175,4 +175,29 @@ struct DecoderTests {
         let scan = ImageHeader(format: .png, width: 4960, height: 7016, bitsPerSample: 8, samplesPerPixel: 1, hasColormap: false)
         #expect(PageMemoryEstimate(header: scan).asDecoded < DecodeLimits.defaultPageMemory)
     }
+
+    @Test("scale enlarges small print only as far as the page's memory budget allows")
+    func scaleWithinBudget() throws {
+        let small = try Pix(contentsOfFile: Fixtures.phototest).grayscale().scaled(by: 0.5)
+        small.setResolution(x: 100, y: 100)
+        let pipeline = PagePipeline(options: PipelineOptions(segment: false, orient: false, deskew: false, dewarp: false,
+                                                             scale: true, enhance: false))
+        func scaled(budget: Int?) throws -> (image: Pix, findings: JSON?) {
+            var page = DecodedPage(image: small, format: .png, declaredResolution: 100)
+            page.memoryBudget = budget
+            let (image, context) = try pipeline.run(page)
+            return (image, context.findingsJSON["scale"])
+        }
+        let free = try scaled(budget: nil)
+        let wanted = try #require(free.findings?["factor"]?.doubleValue)
+        try #require(wanted > 1.5, "phototest at half size should be enlarged, factor \(wanted)")
+        #expect(free.findings?["limited_by_memory_from"] == nil)
+        // Room for an enlargement of 1.3: the source beside 3 × 1 + 2 bytes per enlarged pixel.
+        let pixels = small.width * small.height
+        let limited = try scaled(budget: pixels + Int(1.3 * 1.3 * 5 * Double(pixels)))
+        let factor = try #require(limited.findings?["factor"]?.doubleValue)
+        #expect(abs(factor - 1.3) < 0.01, "factor \(factor)")
+        #expect(limited.findings?["limited_by_memory_from"]?.doubleValue == wanted)
+        #expect(limited.image.width <= Int((Double(small.width) * 1.31).rounded()))
+    }
 }
