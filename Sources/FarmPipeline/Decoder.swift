@@ -103,7 +103,7 @@ public enum Decoder {
                     throw PageFailure(stage: stage, code: .imageTooLarge, message: overBudget(estimate, keepColor: keepColor,
                                                                                               budget: limits.pageMemory))
                 }
-                image = try Pix.decodedGray(bytes, page: page)
+                image = try Pix.decodedGray(bytes, page: page, maxPixels: limits.maxPixels)
             } else {
                 image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
             }

@@ -92,11 +92,13 @@ extension Pix {
     /// Decodes encoded image bytes straight to 8-bit gray, so a large color page never holds more than it must:
     /// a color JPEG is decoded as its luminance only (libjpeg never makes the color pixels); any other image is
     /// decoded, converted (alpha blended onto white) and its color pixels released at once.
-    /// Call after the header checks (`header(of:page:)`): this does no pixel-limit check of its own.
-    public static func decodedGray(_ bytes: [UInt8], page: Int = 0) throws(LeptonicaError) -> Pix {
+    /// `maxPixels` is checked against the header first, as `init(encoded:page:maxPixels:)` does.
+    public static func decodedGray(_ bytes: [UInt8], page: Int = 0, maxPixels: Int? = nil) throws(LeptonicaError) -> Pix {
         LeptonicaLibrary.prepare()
         let format = ImageFormat.sniff(bytes)
-        if format == .jpeg && page == 0, let header = try? header(of: bytes), header.samplesPerPixel == 3 {
+        if format == .jpeg && page == 0, let header = try? header(of: bytes), header.samplesPerPixel == 3,
+           header.pixelCount <= maxPixels ?? Int.max
+        {
             var warnings: Int32 = 0
             let pointer = bytes.withUnsafeBufferPointer { buffer in
                 pixReadMemJpeg(buffer.baseAddress, buffer.count, 0, 1, &warnings, Int32(L_JPEG_READ_LUMINANCE))
@@ -105,7 +107,7 @@ extension Pix {
             _ = LeptonicaMessages.take()
             return Pix(owning: pointer)
         }
-        let image = try Pix(encoded: bytes, page: page)
+        let image = try Pix(encoded: bytes, page: page, maxPixels: maxPixels)
         let gray: Pix
         do {
             gray = try image.grayOnWhite()
