@@ -25,7 +25,7 @@ public struct DecodeLimits: Sendable, Equatable {
 /// 81 MP read as gray without dewarp 370 MB (estimated 405 MB); a 28 MP RGB PNG 202 MB (estimated 195 MB at decoding).
 public struct PageMemoryEstimate: Sendable, Equatable {
     public let header: ImageHeader
-    /// Bytes when the page is decoded as the file has it (colour kept where the file has it).
+    /// Bytes when the page is decoded as the file has it (color kept where the file has it).
     public let asDecoded: Int
     /// Bytes when the page is decoded straight to 8-bit gray (`Pix.decodedGray`).
     public let asGray: Int
@@ -86,7 +86,7 @@ public enum Decoder {
     public static let stage = "decode"
 
     /// Decodes a page within `limits`. A page over the memory budget as the file has it is decoded straight to gray
-    /// when the colour need not be kept (`keepColor` false: the page's image mode is gray or bw), else refused as
+    /// when the color need not be kept (`keepColor` false: the page's image mode is gray or bw), else refused as
     /// `image-too-large` with the numbers; an allocation that fails is `out-of-memory` (retryable), never damaged data.
     public static func decode(_ bytes: [UInt8], page: Int = 0, limits: DecodeLimits = DecodeLimits(), keepColor: Bool = true)
         throws(PageFailure) -> DecodedPage
@@ -142,15 +142,16 @@ public enum Decoder {
         }
     }
 
-    /// "image too large for the page memory budget: 9000x9000 png, 4 samples of 8 bits (81 MP) needs about 648 MB
+    /// "image too large for the page memory budget: 9000x9000 png, 4 samples of 8 bits (81.0 MP) needs about 648 MB
     /// (648 MB read as gray), over the budget of 403 MB".
     static func overBudget(_ estimate: PageMemoryEstimate, keepColor: Bool, budget: Int) -> String {
         let header = estimate.header
         let megapixels = (Double(header.pixelCount) / 100_000).rounded() / 10
-        let gray = keepColor ? " (the page's color is kept: image mode color)"
+        let gray = keepColor ? " (its color is kept)"
             : " (\(PageMemoryEstimate.megabytes(estimate.asGray)) MB read as gray)"
         return "image too large for the page memory budget: \(header.width)x\(header.height) \(header.format), "
-            + "\(header.samplesPerPixel) samples of \(header.bitsPerSample) bits (\(megapixels) MP) needs about "
+            + "\(header.samplesPerPixel) sample\(header.samplesPerPixel == 1 ? "" : "s") of \(header.bitsPerSample) bits "
+            + "(\(megapixels) MP) needs about "
             + "\(PageMemoryEstimate.megabytes(estimate.asDecoded)) MB\(gray), over the budget of "
             + "\(PageMemoryEstimate.megabytes(budget)) MB"
     }

@@ -106,12 +106,12 @@ struct DecoderTests {
         #expect(try Decoder.decode(try gray.encoded(as: .png)).declaredResolution == 0)
     }
 
-    /// phototest (640x480) in colour, enlarged by `factor` and encoded as `format`.
+    /// phototest (640x480) in color, enlarged by `factor` and encoded as `format`.
     static func colorPage(_ format: ImageFormat, factor: Double = 3) throws -> [UInt8] {
         try Pix(contentsOfFile: Fixtures.phototest).grayscale().scaled(by: factor).rgb().encoded(as: format)
     }
 
-    @Test("a page over the memory budget whose colour must be kept is refused as image-too-large with the numbers")
+    @Test("a page over the memory budget whose color must be kept is refused as image-too-large with the numbers")
     func overBudgetColor() throws {
         let bytes = try Self.colorPage(.png)
         let estimate = PageMemoryEstimate(header: try Pix.header(of: bytes))
@@ -126,12 +126,12 @@ struct DecoderTests {
             #expect(error.message.contains("needs about \((estimate.asDecoded + 999_999) / 1_000_000) MB"), "\(error.message)")
             #expect(error.message.contains("budget of \((budget + 999_999) / 1_000_000) MB"), "\(error.message)")
         }
-        // Within the budget nothing changes: the page keeps its colour.
+        // Within the budget nothing changes: the page keeps its color.
         let kept = try Decoder.decode(bytes, limits: DecodeLimits(pageMemory: estimate.asDecoded), keepColor: true)
         #expect(kept.image.depth == 32)
     }
 
-    @Test("a PNG or JPEG over the budget is read as gray when its colour need not be kept", arguments: [
+    @Test("a PNG or JPEG over the budget is read as gray when its color need not be kept", arguments: [
         ImageFormat.png, .jpeg,
     ])
     func overBudgetGray(format: ImageFormat) throws {
@@ -144,7 +144,7 @@ struct DecoderTests {
         #expect(page.image.width == 1920 && page.image.height == 1440)
         #expect(page.format == format)
         #expect(page.memoryBudget == estimate.asGray)
-        // The same picture as the colour decoding's luminance.
+        // The same picture as the color decoding's luminance.
         let reference = try Decoder.decode(bytes).image.luminance()
         var differing = 0
         for y in stride(from: 0, to: 1440, by: 37) {
