@@ -11,6 +11,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Comparable, Cus
     public static let decodeFailed = FailureCode("decode-failed")
     /// The image is over the pixel limit (a decompression bomb, or a huge scan).
     public static let imageTooLarge = FailureCode("image-too-large")
+    /// Memory for the page could not be had on this worker now (an allocation failed): another try may succeed.
+    public static let outOfMemory = FailureCode("out-of-memory")
     /// Recognition ran past the page's time limit.
     public static let timeout = FailureCode("timeout")
     /// The OCR engine failed on the page.

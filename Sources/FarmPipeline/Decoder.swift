@@ -5,7 +5,52 @@ import Leptonica
 public struct DecodeLimits: Sendable, Equatable {
     /// Largest image accepted, in pixels (default 100 megapixels).
     public var maxPixels: Int
-    public init(maxPixels: Int = 100_000_000) { self.maxPixels = maxPixels }
+    /// Memory one page may take from decoding through the stages, in bytes (see `PageMemoryEstimate`).
+    public var pageMemory: Int
+    /// The default page budget, 384 MiB: the Kubernetes worker pod (Deploy/kubernetes/worker.yaml) has 4 slots of
+    /// about 90 MB each within a 768 MiB limit, which leaves room for one page of this size at a time.
+    public static let defaultPageMemory = 384 << 20
+
+    public init(maxPixels: Int = 100_000_000, pageMemory: Int = DecodeLimits.defaultPageMemory) {
+        self.maxPixels = maxPixels
+        self.pageMemory = pageMemory
+    }
+}
+
+/// The memory one page takes from decoding through recognition, judged from its header before any pixel is
+/// decoded: the larger of the decoding phase (the decoder's own buffers, the decoded image, its normalized copy)
+/// and the stages' phase, `3 × w + 2` bytes per pixel for a working image of `w` bytes per pixel (a stage's input and
+/// output, deskew's rotation buffer, the gray copy kept for the second reading, Tesseract's own copies).
+/// Measured (debug build, peak RSS above a small page's): a 35 MP RGB receipt JPEG 453 MB (estimated 487 MB);
+/// 81 MP read as gray without dewarp 370 MB (estimated 405 MB); a 28 MP RGB PNG 202 MB (estimated 195 MB at decoding).
+public struct PageMemoryEstimate: Sendable, Equatable {
+    public let header: ImageHeader
+    /// Bytes when the page is decoded as the file has it (color kept where the file has it).
+    public let asDecoded: Int
+    /// Bytes when the page is decoded straight to 8-bit gray (`Pix.decodedGray`).
+    public let asGray: Int
+
+    /// Bytes per pixel of the stages' phase for a working image of `working` bytes per pixel.
+    static func stageBytesPerPixel(working: Int) -> Int { 3 * working + 2 }
+
+    public init(header: ImageHeader) {
+        self.header = header
+        let pixels = header.pixelCount
+        let gray = (header.width + 3) / 4 * 4 * header.height
+        let cost = header.decodeCost
+        let normalizes = header.samplesPerPixel == 4 || header.hasColormap || [2, 4, 16].contains(cost.bitsPerPixel)
+        // A colormap may expand to 32 bpp; alpha is blended into a 32-bit copy; 2, 4 and 16 bpp become 8.
+        let working = header.hasColormap || cost.bitsPerPixel == 32 ? 4 : 1
+        let normalized = normalizes ? pixels * working : cost.imageBytes
+        asDecoded = max(cost.peakBytes, normalizes ? cost.imageBytes + normalized : 0,
+                        pixels * Self.stageBytesPerPixel(working: working))
+        let lumaOnly = header.format == .jpeg && header.samplesPerPixel == 3
+        let conversion = cost.bitsPerPixel == 32 && header.samplesPerPixel == 4 ? 4 * gray : gray
+        let stages = pixels * Self.stageBytesPerPixel(working: 1)
+        asGray = lumaOnly ? stages : max(cost.peakBytes, cost.imageBytes + conversion, stages)
+    }
+
+    static func megabytes(_ bytes: Int) -> Int { (bytes + 999_999) / 1_000_000 }
 }
 
 /// A decoded page image and what decoding learned about it.
@@ -18,6 +63,8 @@ public struct DecodedPage {
     public let exifOrientation: Int
     /// The page as decoded, before the correction stages, for the second reading of a weak page.
     public var uncorrected: UncorrectedImage?
+    /// The memory the page may take at the stages (bytes; nil: no budget), so no stage makes it larger than that.
+    public var memoryBudget: Int?
 
     public init(image: Pix, format: ImageFormat, declaredResolution: Int, exifOrientation: Int = 1) {
         self.image = image
@@ -38,15 +85,34 @@ public struct DecodedPage {
 public enum Decoder {
     public static let stage = "decode"
 
-    public static func decode(_ bytes: [UInt8], page: Int = 0, limits: DecodeLimits = DecodeLimits())
+    /// Decodes a page within `limits`. A page over the memory budget as the file has it is decoded straight to gray
+    /// when the color need not be kept (`keepColor` false: the page's image mode is gray or bw), else refused as
+    /// `image-too-large` with the numbers; an allocation that fails is `out-of-memory` (retryable), never damaged data.
+    public static func decode(_ bytes: [UInt8], page: Int = 0, limits: DecodeLimits = DecodeLimits(), keepColor: Bool = true)
         throws(PageFailure) -> DecodedPage
     {
         let image: Pix
+        var estimate: PageMemoryEstimate?
         do {
-            image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
+            // An unreadable header is left to the decoder, whose error says why.
+            if let header = try? Pix.header(of: bytes, page: page), header.pixelCount <= limits.maxPixels {
+                estimate = PageMemoryEstimate(header: header)
+            }
+            if let estimate, estimate.asDecoded > limits.pageMemory {
+                guard !keepColor, estimate.asGray <= limits.pageMemory else {
+                    throw PageFailure(stage: stage, code: .imageTooLarge, message: overBudget(estimate, keepColor: keepColor,
+                                                                                              budget: limits.pageMemory))
+                }
+                image = try Pix.decodedGray(bytes, page: page, maxPixels: limits.maxPixels)
+            } else {
+                image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
+            }
+        } catch let failure as PageFailure {
+            throw failure
+        } catch let error as LeptonicaError {
+            throw failure(error)
         } catch {
-            let code: FailureCode = error.kind == .imageTooLarge ? .imageTooLarge : .decodeFailed
-            throw PageFailure(stage: stage, code: code, message: error.message)
+            throw PageFailure(stage: stage, code: .internalError, message: "\(error)")
         }
         let format = image.inputFormat
         do {
@@ -59,10 +125,35 @@ public enum Decoder {
             let orientation = format == .jpeg ? EXIF.orientation(of: bytes) ?? 1 : 1
             normalized = try applying(orientation: orientation, to: normalized)
             if normalized !== image { normalized.setResolution(x: image.resolution.x, y: image.resolution.y) }
-            return DecodedPage(image: normalized, format: format, declaredResolution: credible, exifOrientation: orientation)
+            var decoded = DecodedPage(image: normalized, format: format, declaredResolution: credible, exifOrientation: orientation)
+            decoded.memoryBudget = limits.pageMemory
+            return decoded
         } catch {
-            throw PageFailure(stage: stage, code: .decodeFailed, message: error.message)
+            // Each step makes one copy at most of the image's size.
+            throw failure(Pix.probedFailure(error, needing: image.width * image.height * 4))
         }
+    }
+
+    private static func failure(_ error: LeptonicaError) -> PageFailure {
+        switch error.kind {
+        case .imageTooLarge: PageFailure(stage: stage, code: .imageTooLarge, message: error.message)
+        case .outOfMemory: PageFailure(stage: stage, code: .outOfMemory, message: error.message, retryable: true)
+        case .failed: PageFailure(stage: stage, code: .decodeFailed, message: error.message)
+        }
+    }
+
+    /// "image too large for the page memory budget: 9000x9000 png, 4 samples of 8 bits (81.0 MP) needs about 648 MB
+    /// (648 MB read as gray), over the budget of 403 MB".
+    static func overBudget(_ estimate: PageMemoryEstimate, keepColor: Bool, budget: Int) -> String {
+        let header = estimate.header
+        let megapixels = (Double(header.pixelCount) / 100_000).rounded() / 10
+        let gray = keepColor ? " (its color is kept)"
+            : " (\(PageMemoryEstimate.megabytes(estimate.asGray)) MB read as gray)"
+        return "image too large for the page memory budget: \(header.width)x\(header.height) \(header.format), "
+            + "\(header.samplesPerPixel) sample\(header.samplesPerPixel == 1 ? "" : "s") of \(header.bitsPerSample) bits "
+            + "(\(megapixels) MP) needs about "
+            + "\(PageMemoryEstimate.megabytes(estimate.asDecoded)) MB\(gray), over the budget of "
+            + "\(PageMemoryEstimate.megabytes(budget)) MB"
     }
 
     /// Turns and mirrors an image the way its EXIF orientation says it should be shown.

@@ -61,6 +61,8 @@ public struct PageContext {
     public var keptImage: Pix?
     /// The languages the page will be read in (stages that depend on the script look here).
     public var languages: [String] = ["eng"]
+    /// The memory the page may take (bytes; nil: no budget), from `DecodeLimits.pageMemory`.
+    public var memoryBudget: Int?
 
     public init(originalWidth: Int, originalHeight: Int, resolution: Int) {
         self.originalWidth = originalWidth
@@ -70,6 +72,24 @@ public struct PageContext {
 
     /// Current image → original image.
     public var toOriginal: Homography { toPage.inverse ?? .identity }
+
+    /// The largest factor `image` may be enlarged by within the page's memory budget: the enlarged copy and what
+    /// the later stages and recognition make of it (`PageMemoryEstimate`'s bytes per pixel), beside the source
+    /// (nil: no budget).
+    func largestEnlargement(of image: Pix) -> Double? {
+        guard let memoryBudget else { return nil }
+        let working = max(1, image.depth / 8)
+        let pixels = Double(image.width * image.height)
+        let room = Double(memoryBudget) - pixels * Double(working)
+        let perPixel = Double(PageMemoryEstimate.stageBytesPerPixel(working: working))
+        return max(1, (room / (pixels * perPixel)).squareRoot())
+    }
+
+    /// Whether a step costing `bytesPerPixel` of `image`'s pixels fits the page's memory budget (true: no budget).
+    func fits(_ image: Pix, bytesPerPixel: Int) -> Bool {
+        guard let memoryBudget else { return true }
+        return image.width * image.height * bytesPerPixel <= memoryBudget
+    }
 
     mutating func record(_ stage: String, _ findings: JSON) { self.findings.append((stage, findings)) }
 
@@ -119,6 +139,7 @@ public final class PagePipeline {
         var context = PageContext(originalWidth: page.image.width, originalHeight: page.image.height,
                                   resolution: page.declaredResolution)
         context.languages = languages
+        context.memoryBudget = page.memoryBudget
         context.record(Decoder.stage, page.findings)
         var image = page.image
         _ = consume page

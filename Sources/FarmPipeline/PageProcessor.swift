@@ -105,7 +105,7 @@ public final class PageProcessor {
         let outputs = engine == .none ? [] : outputs
         let start = Clock.monotonicNanoseconds
         let pageNumber = source.index + 1
-        let decoded = try Self.decode(source, limits: limits)
+        let decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
         let requestedLanguages = options.languages
@@ -211,13 +211,15 @@ public final class PageProcessor {
     }
 
     /// Decodes (or rasterizes and decodes) a source; the encoded bytes are released when this returns.
-    private static func decode(_ source: consuming PageSource, limits: DecodeLimits) throws(PageFailure) -> DecodedPage {
+    private static func decode(_ source: consuming PageSource, limits: DecodeLimits, keepColor: Bool)
+        throws(PageFailure) -> DecodedPage
+    {
         switch consume source {
         case .image(let bytes, let index):
-            return try Decoder.decode(bytes, page: index, limits: limits)
+            return try Decoder.decode(bytes, page: index, limits: limits, keepColor: keepColor)
         case .pdf(let bytes, let index):
             let png = try PDFRasterizer.rasterize(bytes, page: index)
-            return try Decoder.decode(png, limits: limits)
+            return try Decoder.decode(png, limits: limits, keepColor: keepColor)
         }
     }
 

@@ -42,11 +42,15 @@ public struct ScaleStage: PageStage {
             }
             let unspaced = LanguagePlan(context.languages).isUnspaced
             let target = unspaced ? Self.targetIdeographHeight : Self.targetXHeight
-            let factor = Self.factor(for: estimate, target: target, unspaced: unspaced)
+            let wanted = Self.factor(for: estimate, target: target, unspaced: unspaced)
+            // A huge page of small print is enlarged only as far as the page's memory budget allows.
+            let factor = min(wanted, context.largestEnlargement(of: image) ?? wanted)
             let apply = abs(factor - 1) > Self.tolerance
-            context.record(name, .object([("x_height", .rounded(estimate.xHeight, places: 1)),
-                                          ("small_x_height", .rounded(estimate.smallXHeight, places: 1)), ("factor", .rounded(factor, places: 3)),
-                                          ("applied", JSON(apply))]))
+            var findings: [(String, JSON)] = [("x_height", .rounded(estimate.xHeight, places: 1)),
+                                              ("small_x_height", .rounded(estimate.smallXHeight, places: 1)),
+                                              ("factor", .rounded(factor, places: 3)), ("applied", JSON(apply))]
+            if factor < wanted { findings.append(("limited_by_memory_from", .rounded(wanted, places: 3))) }
+            context.record(name, .object(findings))
             guard apply else { return image }
             let scaled = try image.resampled(by: factor)
             context.toPage = context.toPage.then(.scale(Double(scaled.width) / Double(image.width),

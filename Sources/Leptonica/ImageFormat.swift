@@ -116,5 +116,14 @@ public struct ImageHeader: Sendable, Equatable {
     public let samplesPerPixel: Int
     public let hasColormap: Bool
 
+    public init(format: ImageFormat, width: Int, height: Int, bitsPerSample: Int, samplesPerPixel: Int, hasColormap: Bool) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.bitsPerSample = bitsPerSample
+        self.samplesPerPixel = samplesPerPixel
+        self.hasColormap = hasColormap
+    }
+
     public var pixelCount: Int { width * height }
 }

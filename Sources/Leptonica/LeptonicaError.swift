@@ -10,6 +10,8 @@ public struct LeptonicaError: Error, CustomStringConvertible, Sendable, Equatabl
         case failed
         /// The image is over the pixel limit given to decoding; nothing was decoded.
         case imageTooLarge
+        /// Memory for the image could not be had (an allocation failed, and a probe of the same size fails too).
+        case outOfMemory
     }
 
     public let operation: String

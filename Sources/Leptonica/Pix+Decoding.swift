@@ -84,15 +84,94 @@ extension Pix {
             if page != 0 { return nil }
             return pixReadMem(buffer.baseAddress, buffer.count)
         }
-        guard let pointer else {
-            let said = LeptonicaMessages.take()
-            let detail = said.isEmpty ? "" : " (\(said.joined(separator: "; ")))"
-            let reason = page != 0 && !format.isTIFF ? "no page \(page + 1)" : "damaged or truncated \(format) data"
-            throw LeptonicaError("decode \(format)", message: reason + detail)
-        }
+        guard let pointer else { throw Self.decodeFailure(bytes, page: page, format: format) }
         _ = LeptonicaMessages.take()
         self.init(owning: pointer)
     }
+
+    /// Decodes encoded image bytes straight to 8-bit gray, so a large color page never holds more than it must:
+    /// a color JPEG is decoded as its luminance only (libjpeg never makes the color pixels); any other image is
+    /// decoded, converted (alpha blended onto white) and its color pixels released at once.
+    /// `maxPixels` is checked against the header first, as `init(encoded:page:maxPixels:)` does.
+    public static func decodedGray(_ bytes: [UInt8], page: Int = 0, maxPixels: Int? = nil) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        let format = ImageFormat.sniff(bytes)
+        if format == .jpeg && page == 0, let header = try? header(of: bytes), header.samplesPerPixel == 3,
+           header.pixelCount <= maxPixels ?? Int.max
+        {
+            var warnings: Int32 = 0
+            let pointer = bytes.withUnsafeBufferPointer { buffer in
+                pixReadMemJpeg(buffer.baseAddress, buffer.count, 0, 1, &warnings, Int32(L_JPEG_READ_LUMINANCE))
+            }
+            guard let pointer else { throw decodeFailure(bytes, page: page, format: format) }
+            _ = LeptonicaMessages.take()
+            return Pix(owning: pointer)
+        }
+        let image = try Pix(encoded: bytes, page: page, maxPixels: maxPixels)
+        let gray: Pix
+        do {
+            gray = try image.grayOnWhite()
+        } catch {
+            throw probedFailure(error, needing: image.width * image.height * 3)
+        }
+        gray.setResolution(x: image.resolution.x, y: image.resolution.y)
+        pixSetInputFormat(gray.pointer, pixGetInputFormat(image.pointer))
+        return gray
+    }
+
+    /// 8-bit gray, alpha blended onto white, without the full-size 32-bit copy `removingAlpha()` makes.
+    private func grayOnWhite() throws(LeptonicaError) -> Pix {
+        guard depth == 32 else { return try grayscale() }
+        let luminance = try Pix.make("pixConvertRGBToLuminance", pixConvertRGBToLuminance(pointer))
+        var opaque: Int32 = 1
+        guard samplesPerPixel == 4, pixAlphaIsOpaque(pointer, &opaque) == 0, opaque == 0 else { return luminance }
+        let alpha = try Pix.make("pixGetRGBComponent", pixGetRGBComponent(pointer, Int32(L_ALPHA_CHANNEL)))
+        let white = try Pix(width: width, height: height, depth: 8)
+        // Where alpha is 0 the page shows the white base, where it is 255 the luminance.
+        return try Pix.make("pixBlendWithGrayMask", pixBlendWithGrayMask(white.pointer, luminance.pointer, alpha.pointer, 0, 0))
+    }
+
+    /// The error for a decoder that returned no image: out of memory when memory of the image's size cannot be had
+    /// now (Leptonica returns NULL alike for damaged data and a failed allocation), else damaged data.
+    private static func decodeFailure(_ bytes: [UInt8], page: Int, format: ImageFormat) -> LeptonicaError {
+        let said = LeptonicaMessages.take()
+        let detail = said.isEmpty ? "" : " (\(said.joined(separator: "; ")))"
+        if page != 0 && !format.isTIFF { return LeptonicaError("decode \(format)", message: "no page \(page + 1)" + detail) }
+        if let header = try? header(of: bytes, page: page) {
+            let needed = header.decodeCost.peakBytes
+            if !canAllocate(bytes: needed) {
+                return LeptonicaError("decode \(format)", message: "out of memory: \(header.width)x\(header.height) needs about "
+                                      + "\(megabytes(needed)) MB to decode and this process cannot allocate it now" + detail,
+                                      kind: .outOfMemory)
+            }
+        }
+        return LeptonicaError("decode \(format)", message: "damaged or truncated \(format) data" + detail)
+    }
+
+    /// `error` as out of memory when `bytes` cannot be allocated now, else unchanged.
+    public static func probedFailure(_ error: LeptonicaError, needing bytes: Int) -> LeptonicaError {
+        guard error.kind == .failed, !canAllocate(bytes: bytes) else { return error }
+        return LeptonicaError(error.operation, message: "out of memory: about \(megabytes(bytes)) MB cannot be allocated now ("
+                              + error.message + ")", kind: .outOfMemory)
+    }
+
+    /// Whether `bytes` of memory can be allocated now: a probe allocation, released at once and never touched
+    /// (so it costs address space for a moment, no resident memory). It answers for an address-space limit
+    /// (`ulimit -v`); under a cgroup limit the kernel overcommits and only the budget check protects the process.
+    public static func canAllocate(bytes: Int) -> Bool {
+        // Called through the symbols the dynamic linker resolved (jemalloc's, as the decoders' calls are), which also
+        // keeps the optimizer from removing an allocation that is never used.
+        typealias Malloc = @convention(c) (Int) -> UnsafeMutableRawPointer?
+        typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
+        guard bytes > 0, let mallocSymbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc"),
+              let freeSymbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "free")
+        else { return true }
+        guard let block = unsafeBitCast(mallocSymbol, to: Malloc.self)(bytes) else { return false }
+        unsafeBitCast(freeSymbol, to: Free.self)(block)
+        return true
+    }
+
+    static func megabytes(_ bytes: Int) -> Int { (bytes + 999_999) / 1_000_000 }
 
     /// Reads and decodes the image file at `path` (first page).
     public convenience init(contentsOfFile path: String, maxPixels: Int? = nil) throws(LeptonicaError) {
@@ -109,6 +188,48 @@ extension Pix {
         if format != .unknown { return "damaged or truncated \(format) data" }
         let printable = bytes.prefix(512).allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) || $0 >= 0x80 }
         return printable ? "not an image (looks like text)" : "not an image (unknown format)"
+    }
+}
+
+/// What decoding an image costs in memory, judged from its header before any pixel is decoded (Leptonica 1.82's
+/// decoders: libpng and OpenJPEG hand over the whole image before Leptonica copies it; libjpeg, TIFF strips, BMP and
+/// PNM are read row by row).
+public struct DecodeCost: Sendable, Equatable {
+    /// Bits per pixel of the image Leptonica makes (1, 2, 4, 8, 16 or 32).
+    public let bitsPerPixel: Int
+    /// Bytes of that image.
+    public let imageBytes: Int
+    /// Bytes the decoder holds beside the image while it runs.
+    public let transientBytes: Int
+
+    /// The most memory held at once while decoding.
+    public var peakBytes: Int { imageBytes + transientBytes }
+}
+
+extension ImageHeader {
+    /// What decoding this image costs in memory.
+    public var decodeCost: DecodeCost {
+        let pixels = pixelCount
+        let bits: Int
+        if samplesPerPixel >= 2 {
+            bits = 32
+        } else if bitsPerSample == 16 {
+            bits = format == .png ? 8 : 16  // Leptonica strips 16-bit PNG samples to 8 bits as it reads them
+        } else {
+            bits = max(1, bitsPerSample)
+        }
+        // Leptonica's rows are padded to 32-bit words.
+        let image = (width * bits + 31) / 32 * 4 * height
+        let transient: Int
+        switch format {
+        case .png: transient = (width * min(bitsPerSample, 8) * samplesPerPixel + 7) / 8 * height
+        case .webp: transient = pixels * 4
+        case .jpeg2000: transient = pixels * samplesPerPixel * 4  // OpenJPEG holds 32-bit samples
+        case .gif: transient = pixels
+        case .tiff: transient = samplesPerPixel > 1 ? pixels * 4 : 0  // RGBA reads take the whole raster
+        default: transient = 0
+        }
+        return DecodeCost(bitsPerPixel: bits, imageBytes: image, transientBytes: transient)
     }
 }
 
@@ -177,5 +298,23 @@ extension Pix {
         }
         defer { lept_free(data) }
         return Array(UnsafeBufferPointer(start: data, count: size))
+    }
+}
+
+extension Pix {
+    /// This image as 32-bit RGBA with `alpha` (8 bpp, same size; 255 opaque) as its alpha channel: an image with
+    /// transparency, as PNGs carry it, for the decoders' tests and the memory budget's.
+    public func withAlpha(_ alpha: Pix) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        guard alpha.depth == 8, alpha.width == width, alpha.height == height else {
+            throw LeptonicaError("withAlpha", message: "the alpha image must be 8 bpp and \(width)x\(height)")
+        }
+        // A copy, never a clone: the alpha is written into the pixels.
+        let color = depth == 32 ? try copy() : try rgb()
+        guard pixSetRGBComponent(color.pointer, alpha.pointer, Int32(L_ALPHA_CHANNEL)) == 0 else {
+            throw LeptonicaError.captured("pixSetRGBComponent", fallback: "cannot set the alpha channel")
+        }
+        pixSetSpp(color.pointer, 4)
+        return color
     }
 }

@@ -177,6 +177,8 @@ struct WorkerCommand: Command {
         OptionSpec("--lang", value: "LANGS", "Languages whose engines load at start (default: eng)."),
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
+        OptionSpec("--page-memory", value: "MB",
+                   "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
     ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
@@ -211,7 +213,9 @@ struct WorkerCommand: Command {
             graceSeconds: try arguments.double("--grace", range: 0...86_400) ?? 30,
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
             beforePage: Self.crashHook(trigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"]),
-            limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000))
+            limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000,
+                                 pageMemory: try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 }
+                                     ?? DecodeLimits.defaultPageMemory))
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])
     }

@@ -14,6 +14,8 @@ struct OCRCommand: Command {
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
+        OptionSpec("--page-memory", value: "MB",
+                   "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
     ] + CorrectionOptions.specs
     static let discussion = """
@@ -32,6 +34,7 @@ struct OCRCommand: Command {
     let jobs: Int
     let timeoutMilliseconds: Int?
     let maxPixels: Int
+    let pageMemory: Int
     let engine: String
     let pageOptions: PageOptions
 
@@ -48,6 +51,7 @@ struct OCRCommand: Command {
         jobs = try arguments.int("--jobs", range: 1...256) ?? NativeThread.processorCount
         timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
         maxPixels = try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000
+        pageMemory = try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 } ?? DecodeLimits.defaultPageMemory
         engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
         pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
                                                                              timeoutMilliseconds: timeoutMilliseconds))
@@ -63,7 +67,7 @@ struct OCRCommand: Command {
         if engine == "tesseract" { try EngineCheck.languages(languages) }
         let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages)
         let engine = self.engine
-        let limits = DecodeLimits(maxPixels: maxPixels)
+        let limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
         let batch = LocalBatch(
             paths: paths, slots: jobs, outputs: writer.pageRenderings, pageOptions: pageOptions,
             makeProcessor: { PageProcessor(engine: engine == "none" ? .none : .tesseract, limits: limits) })

@@ -105,4 +105,99 @@ struct DecoderTests {
         gray.setResolution(x: 1, y: 1)
         #expect(try Decoder.decode(try gray.encoded(as: .png)).declaredResolution == 0)
     }
+
+    /// phototest (640x480) in color, enlarged by `factor` and encoded as `format`.
+    static func colorPage(_ format: ImageFormat, factor: Double = 3) throws -> [UInt8] {
+        try Pix(contentsOfFile: Fixtures.phototest).grayscale().scaled(by: factor).rgb().encoded(as: format)
+    }
+
+    @Test("a page over the memory budget whose color must be kept is refused as image-too-large with the numbers")
+    func overBudgetColor() throws {
+        let bytes = try Self.colorPage(.png)
+        let estimate = PageMemoryEstimate(header: try Pix.header(of: bytes))
+        let budget = estimate.asDecoded - 1
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(pageMemory: budget), keepColor: true)
+            Issue.record("a page over the budget was decoded")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+            #expect(!error.retryable)
+            #expect(error.message.contains("1920x1440"), "\(error.message)")
+            #expect(error.message.contains("needs about \((estimate.asDecoded + 999_999) / 1_000_000) MB"), "\(error.message)")
+            #expect(error.message.contains("budget of \((budget + 999_999) / 1_000_000) MB"), "\(error.message)")
+        }
+        // Within the budget nothing changes: the page keeps its color.
+        let kept = try Decoder.decode(bytes, limits: DecodeLimits(pageMemory: estimate.asDecoded), keepColor: true)
+        #expect(kept.image.depth == 32)
+    }
+
+    @Test("a PNG or JPEG over the budget is read as gray when its color need not be kept", arguments: [
+        ImageFormat.png, .jpeg,
+    ])
+    func overBudgetGray(format: ImageFormat) throws {
+        let bytes = try Self.colorPage(format)
+        let estimate = PageMemoryEstimate(header: try Pix.header(of: bytes))
+        #expect(estimate.asGray < estimate.asDecoded)
+        let limits = DecodeLimits(pageMemory: estimate.asGray)
+        let page = try Decoder.decode(bytes, limits: limits, keepColor: false)
+        #expect(page.image.depth == 8)
+        #expect(page.image.width == 1920 && page.image.height == 1440)
+        #expect(page.format == format)
+        #expect(page.memoryBudget == estimate.asGray)
+        // The same picture as the color decoding's luminance.
+        let reference = try Decoder.decode(bytes).image.luminance()
+        var differing = 0
+        for y in stride(from: 0, to: 1440, by: 37) {
+            for x in stride(from: 0, to: 1920, by: 41) where abs(Int(page.image.pixel(x: x, y: y)) - Int(reference.pixel(x: x, y: y))) > 8 {
+                differing += 1
+            }
+        }
+        #expect(differing == 0)
+        // Below even the gray estimate the page is refused, and the message gives both estimates.
+        do {
+            _ = try Decoder.decode(bytes, limits: DecodeLimits(pageMemory: estimate.asGray - 1), keepColor: false)
+            Issue.record("a page over both estimates was decoded")
+        } catch {
+            #expect(error.code == .imageTooLarge)
+            #expect(error.message.contains("read as gray"), "\(error.message)")
+        }
+    }
+
+    @Test("the estimate covers an 81 MP RGBA PNG's decoding: libpng's rows and Leptonica's 32-bit image")
+    func estimateOfLargeRGBA() {
+        let header = ImageHeader(format: .png, width: 9000, height: 9000, bitsPerSample: 8, samplesPerPixel: 4,
+                                 hasColormap: false)
+        let estimate = PageMemoryEstimate(header: header)
+        #expect(estimate.asDecoded >= 2 * 4 * 81_000_000)
+        #expect(estimate.asGray >= 2 * 4 * 81_000_000)
+        #expect(estimate.asDecoded > DecodeLimits.defaultPageMemory)
+        // A 600 ppi A4 gray scan stays well within the default budget.
+        let scan = ImageHeader(format: .png, width: 4960, height: 7016, bitsPerSample: 8, samplesPerPixel: 1, hasColormap: false)
+        #expect(PageMemoryEstimate(header: scan).asDecoded < DecodeLimits.defaultPageMemory)
+    }
+
+    @Test("scale enlarges small print only as far as the page's memory budget allows")
+    func scaleWithinBudget() throws {
+        let small = try Pix(contentsOfFile: Fixtures.phototest).grayscale().scaled(by: 0.5)
+        small.setResolution(x: 100, y: 100)
+        let pipeline = PagePipeline(options: PipelineOptions(segment: false, orient: false, deskew: false, dewarp: false,
+                                                             scale: true, enhance: false))
+        func scaled(budget: Int?) throws -> (image: Pix, findings: JSON?) {
+            var page = DecodedPage(image: small, format: .png, declaredResolution: 100)
+            page.memoryBudget = budget
+            let (image, context) = try pipeline.run(page)
+            return (image, context.findingsJSON["scale"])
+        }
+        let free = try scaled(budget: nil)
+        let wanted = try #require(free.findings?["factor"]?.doubleValue)
+        try #require(wanted > 1.5, "phototest at half size should be enlarged, factor \(wanted)")
+        #expect(free.findings?["limited_by_memory_from"] == nil)
+        // Room for an enlargement of 1.3: the source beside 3 × 1 + 2 bytes per enlarged pixel.
+        let pixels = small.width * small.height
+        let limited = try scaled(budget: pixels + Int(1.3 * 1.3 * 5 * Double(pixels)))
+        let factor = try #require(limited.findings?["factor"]?.doubleValue)
+        #expect(abs(factor - 1.3) < 0.01, "factor \(factor)")
+        #expect(limited.findings?["limited_by_memory_from"]?.doubleValue == wanted)
+        #expect(limited.image.width <= Int((Double(small.width) * 1.31).rounded()))
+    }
 }

@@ -41,6 +41,18 @@ struct DewarpTests {
         #expect(before - after > 0.08, "CER \(before) → \(after)")
     }
 
+    @Test("a curved page whose full-size disparity would not fit the page memory budget is left as it is")
+    func overBudget() throws {
+        let image = try Pix(contentsOfFile: Self.curved)
+        var page = DecodedPage(image: image, format: .jpeg, declaredResolution: 0)
+        // Room for the page itself, not for Leptonica's disparity arrays (32 bytes per pixel).
+        page.memoryBudget = image.width * image.height * 8
+        let (_, context) = try PagePipeline(options: PipelineOptions(scale: false, enhance: false)).run(page)
+        let found = try #require(findings(context))
+        #expect(found["applied"]?.boolValue == false, "\(found)")
+        #expect(found["reason"]?.stringValue == "over the page memory budget", "\(found)")
+    }
+
     /// phototest has too few lines for a model; the smartdoc15 frame (a flat two-column paper photographed on a
     /// desk) has one, which measures flat (bend 0.17 line pitches).
     @Test("a flat scan passes the stage unchanged", arguments: [

@@ -156,4 +156,54 @@ struct PixTests {
         let decoded = try Pix(encoded: try gray.encoded(as: .png))
         #expect(decoded.resolution.y == 300)
     }
+
+    @Test("decodedGray blends alpha onto white and keeps the size, format and resolution")
+    func decodedGrayWithAlpha() throws {
+        let gray = try phototest.grayscale()
+        // The page painted black in its left half, which the alpha makes transparent: it must come out white.
+        let color = try gray.rgb()
+        color.drawLine(from: PixelPoint(x: 160, y: 0), to: PixelPoint(x: 160, y: 479), width: 320, red: 0, green: 0, blue: 0)
+        let halves = try Pix(width: 640, height: 480, depth: 32)
+        halves.drawLine(from: PixelPoint(x: 160, y: 0), to: PixelPoint(x: 160, y: 479), width: 320, red: 0, green: 0, blue: 0)
+        let rgba = try color.withAlpha(try halves.rgbComponent(1))
+        #expect(rgba.samplesPerPixel == 4)
+        rgba.setResolution(x: 300, y: 300)
+        let encoded = try rgba.encoded(as: .png)
+        #expect(try Pix.header(of: encoded).samplesPerPixel == 4)
+        let decoded = try Pix.decodedGray(encoded)
+        #expect(decoded.depth == 8 && decoded.width == 640 && decoded.height == 480)
+        #expect(decoded.inputFormat == .png)
+        #expect(decoded.resolution.y == 300)
+        var wrong = 0
+        for y in stride(from: 0, to: 480, by: 7) {
+            for x in stride(from: 0, to: 300, by: 11) where decoded.pixel(x: x, y: y) != 255 { wrong += 1 }
+            for x in stride(from: 330, to: 640, by: 11) where abs(Int(decoded.pixel(x: x, y: y)) - Int(gray.pixel(x: x, y: y))) > 1 {
+                wrong += 1
+            }
+        }
+        #expect(wrong == 0)
+    }
+
+    @Test("a probe allocation tells memory that can be had from memory that cannot")
+    func probe() {
+        #expect(Pix.canAllocate(bytes: 1 << 20))
+        #expect(!Pix.canAllocate(bytes: 1 << 52))
+        let error = Pix.probedFailure(LeptonicaError("decode png", message: "damaged or truncated png data"), needing: 1 << 52)
+        #expect(error.kind == .outOfMemory)
+        #expect(error.message.contains("out of memory"))
+        #expect(Pix.probedFailure(LeptonicaError("decode png", message: "damaged"), needing: 1 << 20).kind == .failed)
+    }
+
+    @Test("decode costs from headers: libpng's rows beside the 32-bit image, 16-bit PNG samples stripped to 8")
+    func decodeCosts() {
+        let rgba = ImageHeader(format: .png, width: 9000, height: 9000, bitsPerSample: 8, samplesPerPixel: 4, hasColormap: false)
+        #expect(rgba.decodeCost.bitsPerPixel == 32)
+        #expect(rgba.decodeCost.imageBytes == 324_000_000)
+        #expect(rgba.decodeCost.transientBytes == 324_000_000)
+        let deep = ImageHeader(format: .png, width: 1000, height: 1000, bitsPerSample: 16, samplesPerPixel: 1, hasColormap: false)
+        #expect(deep.decodeCost.bitsPerPixel == 8)
+        let jpeg = ImageHeader(format: .jpeg, width: 1000, height: 1000, bitsPerSample: 8, samplesPerPixel: 3, hasColormap: false)
+        #expect(jpeg.decodeCost.transientBytes == 0)
+        #expect(jpeg.decodeCost.imageBytes == 4_000_000)
+    }
 }
