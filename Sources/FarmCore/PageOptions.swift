@@ -39,6 +39,12 @@ public struct PageOptions: Sendable, Equatable {
     /// At `fast`, a page whose reading looks weak is read again with other variants and each line keeps its surest
     /// reading (off: `--no-second-reading`, to measure it or to save its time).
     public var secondReading: Bool = true
+    /// The scans' resolution in pixels per inch, for files that do not say it or say it wrong (`--image-dpi`); nil:
+    /// the file's, else inferred from the page (`PageResolution`). It sets the PDF page's size.
+    public var imageDPI: Int?
+
+    /// The resolutions `--image-dpi` takes.
+    public static let imageDPIRange = 50...2400
 
     /// `--lang auto`: the languages are chosen per page from the script the page is written in.
     public static let automaticLanguage = "auto"
@@ -76,6 +82,7 @@ public struct PageOptions: Sendable, Equatable {
         if !languageCorrection { fields.append(("language_correction", false)) }
         if outputs != OutputFormat.storable { fields.append(("outputs", .array(outputs.map { JSON($0.rawValue) }))) }
         if !secondReading { fields.append(("second_reading", false)) }
+        if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
         return .object(fields)
     }
 
@@ -94,6 +101,7 @@ public struct PageOptions: Sendable, Equatable {
         level = json?["level"]?.stringValue.flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
         languageCorrection = json?["language_correction"]?.boolValue ?? true
         secondReading = json?["second_reading"]?.boolValue ?? true
+        imageDPI = json?["image_dpi"]?.intValue.flatMap { Self.imageDPIRange.contains($0) ? $0 : nil }
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? OutputFormat.storable

@@ -58,7 +58,7 @@ public struct DecodedPage {
     public let image: Pix
     public let format: ImageFormat
     /// The resolution the file declared (0 when it did not say or said something incredible).
-    public let declaredResolution: Int
+    public var declaredResolution: Int
     /// The EXIF orientation applied to a JPEG (1: none), so `image` is the picture as people see it.
     public let exifOrientation: Int
     /// The page as decoded, before the correction stages, for the second reading of a weak page.

@@ -105,7 +105,9 @@ public final class PageProcessor {
         let outputs = engine == .none ? [] : outputs
         let start = Clock.monotonicNanoseconds
         let pageNumber = source.index + 1
-        let decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
+        var decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
+        // --image-dpi stands for what the file says: the stages scale it with the page, as they do a declared one.
+        if let dpi = options.imageDPI { decoded.declaredResolution = dpi }
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
         let requestedLanguages = options.languages
@@ -148,7 +150,16 @@ public final class PageProcessor {
         var pdf: [UInt8]?
         if outputs.contains(.pdf) {
             let renderStart = Clock.monotonicNanoseconds
-            pdf = try PDFRendering.page(result, image: shown, resolution: corrected.declaredResolution, title: sourceName)
+            // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
+            // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
+            let resolution = PageResolution.choose(width: image.width, height: image.height, declared: corrected.declaredResolution,
+                                                   lineHeights: result.lines.map(\.box.height),
+                                                   option: options.imageDPI.map { _ in corrected.declaredResolution })
+            if resolution.source != .file {
+                context.record("resolution", .object([("dpi", .rounded(resolution.dpi, places: 1)),
+                                                      ("source", JSON(resolution.source.rawValue))]))
+            }
+            pdf = try PDFRendering.page(result, image: shown, resolution: Int(resolution.dpi.rounded()), title: sourceName)
             result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
         result.timings = [decodeTime] + context.timings + result.timings
