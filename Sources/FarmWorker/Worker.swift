@@ -32,13 +32,17 @@ public struct WorkerConfiguration: Sendable {
     public var limits: DecodeLimits
     /// CURVE keys for an encrypted, authenticated connection; nil connects in clear text.
     public var curve: CurveClientKeys?
+    /// Slots given up past a page's time limit whose threads may still be running (each keeps its engine and page
+    /// until its stage ends). One more and the worker exits with `ExitStatus.tryAgain` (75) for its supervisor to
+    /// start a fresh process. Default: the number of slots (at most twice a worker's usual memory).
+    public var maxStuckSlots: Int
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
                 languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, reconnectMinimumMilliseconds: Int = Wire.reconnectMinimumMilliseconds,
                 reconnectMaximumMilliseconds: Int = Wire.reconnectMaximumMilliseconds, graceSeconds: Double = 30,
                 id: WorkerID? = nil, parentPID: Int32? = nil, beforePage: (@Sendable (Job) -> Void)? = nil,
-                limits: DecodeLimits = DecodeLimits())
+                limits: DecodeLimits = DecodeLimits(), maxStuckSlots: Int? = nil)
     {
         self.connect = connect
         self.slots = max(1, slots)
@@ -54,6 +58,7 @@ public struct WorkerConfiguration: Sendable {
         self.parentPID = parentPID
         self.beforePage = beforePage
         self.limits = limits
+        self.maxStuckSlots = max(1, maxStuckSlots ?? self.slots)
     }
 }
 
@@ -70,7 +75,9 @@ public final class Worker {
     private let outcomesEndpoint: String
     let jobs = BlockingQueue<SlotJob>()
     let tracker = JobTracker()
+    /// The running slots' threads, by slot index (a slot given up is replaced at its index).
     private var slotThreads: [NativeThread] = []
+    private var leavingStuck = false
     var dealer: Socket?
     var generation = 0
     var lastHeard: Int64 = 0
@@ -99,7 +106,8 @@ public final class Worker {
         try startSlots()
         defer {
             jobs.close()
-            slotThreads.forEach { $0.join() }
+            // Leaving over stuck slots: their threads may never end, so none is waited for.
+            if !leavingStuck { slotThreads.forEach { $0.join() } }
         }
         connect()
         let poller = Poller()
@@ -113,6 +121,7 @@ public final class Worker {
             }
             try poller.poll(timeoutMilliseconds: 100)
             try drainOutcomes()
+            if let status = watchSlots() { return status }
             if dealerIndex >= 0 { try drainCoordinator() }
             let now = time.monotonicMilliseconds
             if now - lastHeard > Int64(configuration.heartbeatMilliseconds * configuration.liveness) {
@@ -131,12 +140,35 @@ public final class Worker {
     private func startSlots() throws {
         let ready = BlockingQueue<String?>()
         for index in 0..<configuration.slots {
-            let configuration = self.configuration
-            let endpoint = outcomesEndpoint
-            let context = self.context
-            let jobs = self.jobs
-            let tracker = self.tracker
-            slotThreads.append(NativeThread.start(name: "slot-\(index)") {
+            slotThreads.append(startSlot(index, ready: ready))
+        }
+        var problems: [String] = []
+        for _ in 0..<configuration.slots {
+            if let problem = ready.pop() ?? nil { problems.append(problem) }
+        }
+        guard problems.isEmpty else {
+            jobs.close()
+            slotThreads.forEach { $0.join() }
+            slotThreads = []
+            throw WorkerError(problems.joined(separator: "; "))
+        }
+        Log.info("worker ready", ["worker": configuration.id.rawValue, "slots": String(configuration.slots),
+                                  "engine": configuration.engine.rawValue])
+    }
+
+    /// Starts slot `index` on a new thread with its own engine; `ready` hears nil once the engine is loaded, or
+    /// what went wrong.
+    private func startSlot(_ index: Int, ready: BlockingQueue<String?>) -> NativeThread {
+        let configuration = self.configuration
+        let endpoint = outcomesEndpoint
+        let context = self.context
+        let jobs = self.jobs
+        let tracker = self.tracker
+        let time = self.time
+        return NativeThread.start(name: "slot-\(index)") {
+            let end: Slot.End
+            do {
+                // The engine, the socket and the page live in this scope, so a slot given up frees them as it ends.
                 let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
                 // With --engine none the worker measures the farm itself: no decoding either.
                 processor.decodesWithoutEngine = false
@@ -151,22 +183,65 @@ public final class Worker {
                     return
                 }
                 ready.push(nil)
-                Slot(processor: processor, socket: socket, jobs: jobs, tracker: tracker,
-                     beforePage: configuration.beforePage).run()
-            })
+                end = Slot(index: index, processor: processor, socket: socket, jobs: jobs, tracker: tracker, time: time,
+                           beforePage: configuration.beforePage).run()
+            }
+            if end == .givenUp { tracker.givenUpSlotEnded() }
         }
-        var problems: [String] = []
-        for _ in 0..<configuration.slots {
-            if let problem = ready.pop() ?? nil { problems.append(problem) }
+    }
+
+    /// The watchdog: every page held past its deadline is failed with `timeout` at once and its slot replaced by a
+    /// new one (a slot cannot be interrupted inside a stage; its thread runs on, given up, and ends on its own).
+    /// Returns the exit status when too many given-up slots are still running.
+    private func watchSlots() -> ExitStatus? {
+        let expired = tracker.expire(now: time.monotonicMilliseconds)
+        guard !expired.isEmpty else { return nil }
+        for page in expired {
+            let failure = PageFailure(
+                stage: "page", code: .timeout,
+                message: "the page was still being read after \(page.heldMilliseconds) ms, past its time limit of "
+                    + "\(page.limitMilliseconds) ms, in a stage that cannot be stopped; its slot was given up",
+                retryable: true)
+            send(.fail(FailMessage(attempt: page.attempt, failure: failure)))
+            let stuck = tracker.slotGivenUp()
+            Log.warning("page timed out in a stage that cannot be stopped; slot given up and replaced", [
+                "page": page.attempt.page.description, "attempt": String(page.attempt.number), "slot": String(page.slot),
+                "held_ms": String(page.heldMilliseconds), "limit_ms": String(page.limitMilliseconds),
+                "stuck_slots": String(stuck)])
+            guard stuck <= configuration.maxStuckSlots else {
+                return leaveStuck(stuck)
+            }
+            // The old thread is not waited for: it ends when its stage does, and nobody joins it.
+            slotThreads[page.slot].detach()
+            let ready = BlockingQueue<String?>()
+            slotThreads[page.slot] = startSlot(page.slot, ready: ready)
+            // Loading the engine takes a moment; a failure to (the same languages loaded at start) is only logged,
+            // and the worker goes on with one slot fewer.
+            let slot = page.slot
+            NativeThread.detach(name: "slot-\(slot)-ready") {
+                if let problem = ready.pop() ?? nil {
+                    Log.error("cannot replace a slot given up", ["slot": String(slot), "error": problem])
+                }
+            }
         }
-        guard problems.isEmpty else {
-            jobs.close()
-            slotThreads.forEach { $0.join() }
-            slotThreads = []
-            throw WorkerError(problems.joined(separator: "; "))
-        }
-        Log.info("worker ready", ["worker": configuration.id.rawValue, "slots": String(configuration.slots),
-                                  "engine": configuration.engine.rawValue])
+        topUpCredit()
+        return nil
+    }
+
+    /// More given-up slots are still running than allowed: hand back the jobs no slot started, say goodbye (the
+    /// coordinator counts the pages in the other slots as lost and requeues them) and leave at once, without
+    /// waiting for threads that may never end.
+    private func leaveStuck(_ stuck: Int) -> ExitStatus {
+        let returned = tracker.dropQueued()
+        Log.error("too many slots stuck in pages past their time limit; exiting for a fresh worker", [
+            "stuck_slots": String(stuck), "max_stuck": String(configuration.maxStuckSlots),
+            "exit_status": String(ExitStatus.tryAgain.rawValue)])
+        send(.bye(Bye(reason: "\(stuck) slots stuck past their pages' time limit", returned: returned)))
+        try? dealer?.set(.linger, 2000)
+        dealer?.close()
+        dealer = nil
+        leavingStuck = true
+        return .tryAgain
     }
 
     // MARK: Shutdown
