@@ -24,6 +24,9 @@ final class JobTracker: Sendable {
     private let state = Mutex<[AttemptID: Phase]>([:])
     /// Threads of slots given up and still inside their page.
     private let stuck = Atomic<Int>(0)
+    /// Replacement slots still loading their engine: no credit is asked for them yet, so no job waits for one
+    /// (a job's lease time would count the wait).
+    private let loading = Atomic<Int>(0)
 
     func accept(_ attempt: AttemptID) { state.withLock { $0[attempt] = .queued } }
 
@@ -69,6 +72,12 @@ final class JobTracker: Sendable {
 
     /// A given-up slot's thread is ending.
     func givenUpSlotEnded() { stuck.subtract(1, ordering: .relaxed) }
+
+    /// A replacement slot is starting; `replacementReady` when its engine is loaded.
+    func replacementStarting() { loading.add(1, ordering: .relaxed) }
+    func replacementReady() { loading.subtract(1, ordering: .relaxed) }
+    /// Slots that cannot take a job yet.
+    var slotsLoading: Int { loading.load(ordering: .relaxed) }
 
     /// Forgets every job not yet started and returns them.
     @discardableResult

@@ -140,7 +140,7 @@ public final class Worker {
     private func startSlots() throws {
         let ready = BlockingQueue<String?>()
         for index in 0..<configuration.slots {
-            slotThreads.append(startSlot(index, ready: ready))
+            slotThreads.append(startSlot(index) { ready.push($0) })
         }
         var problems: [String] = []
         for _ in 0..<configuration.slots {
@@ -156,9 +156,9 @@ public final class Worker {
                                   "engine": configuration.engine.rawValue])
     }
 
-    /// Starts slot `index` on a new thread with its own engine; `ready` hears nil once the engine is loaded, or
-    /// what went wrong.
-    private func startSlot(_ index: Int, ready: BlockingQueue<String?>) -> NativeThread {
+    /// Starts slot `index` on a new thread with its own engine; `ready` is called on that thread with nil once the
+    /// engine is loaded, or with what went wrong.
+    private func startSlot(_ index: Int, ready: @escaping @Sendable (String?) -> Void) -> NativeThread {
         let configuration = self.configuration
         let endpoint = outcomesEndpoint
         let context = self.context
@@ -179,10 +179,10 @@ public final class Worker {
                     try socket.connect(endpoint)
                     try processor.prepare(languages: configuration.languages)
                 } catch {
-                    ready.push("slot \(index): \(error)")
+                    ready("slot \(index): \(error)")
                     return
                 }
-                ready.push(nil)
+                ready(nil)
                 end = Slot(index: index, processor: processor, socket: socket, jobs: jobs, tracker: tracker, time: time,
                            beforePage: configuration.beforePage).run()
             }
@@ -213,14 +213,15 @@ public final class Worker {
             }
             // The old thread is not waited for: it ends when its stage does, and nobody joins it.
             slotThreads[page.slot].detach()
-            let ready = BlockingQueue<String?>()
-            slotThreads[page.slot] = startSlot(page.slot, ready: ready)
-            // Loading the engine takes a moment; a failure to (the same languages loaded at start) is only logged,
-            // and the worker goes on with one slot fewer.
-            let slot = page.slot
-            NativeThread.detach(name: "slot-\(slot)-ready") {
-                if let problem = ready.pop() ?? nil {
-                    Log.error("cannot replace a slot given up", ["slot": String(slot), "error": problem])
+            // Credit for the new slot waits until its engine is loaded. A failure to load it (the same languages
+            // loaded at start) is only logged: the worker goes on with one slot fewer.
+            tracker.replacementStarting()
+            let tracker = self.tracker
+            slotThreads[page.slot] = startSlot(page.slot) { problem in
+                if let problem {
+                    Log.error("cannot replace a slot given up", ["error": problem])
+                } else {
+                    tracker.replacementReady()
                 }
             }
         }
