@@ -35,9 +35,8 @@ enum SlotOutcome {
 
 /// One page slot: takes jobs, runs the pipeline, sends the outcome to the network thread.
 ///
-/// A page's time limit covers its whole stay in the slot (decode, stages, recognition). Recognition stops itself
-/// at the limit; the other stages cannot be interrupted, so the network thread's watchdog gives up a slot still
-/// inside a page past its deadline (`JobTracker.expire`) and starts another in its place. The slot given up finds
+/// A page's time limit covers its whole stay in the slot (`PageWatchdog`): the network thread's watchdog gives up
+/// a slot still inside a page past its deadline (`JobTracker.expire`) and starts another in its place. The slot given up finds
 /// out when the page is done at last: it throws the outcome away and its thread ends, freeing its engine.
 struct Slot {
     let index: Int
@@ -61,7 +60,7 @@ struct Slot {
         while let item = jobs.pop() {
             var job = item.job
             let now = time.monotonicMilliseconds
-            let deadline = job.options.timeoutMilliseconds.map { now + Int64($0) + Self.watchdogMargin }
+            let deadline = job.options.timeoutMilliseconds.map { now + Int64($0) + PageWatchdog.marginMilliseconds }
             guard tracker.start(job.attempt, slot: index, now: now, deadline: deadline,
                                 limit: job.options.timeoutMilliseconds) else { continue }
             beforePage?(job)
@@ -98,10 +97,6 @@ struct Slot {
         }
         return .closed
     }
-
-    /// How long past a page's time limit the watchdog waits before giving up its slot: recognition stops itself at
-    /// the limit and reports the timeout more cheaply than a new slot (a new engine) costs, given a moment.
-    static let watchdogMargin: Int64 = 300
 
     /// A page event's fields (the worker's id comes from the log's context).
     static func fields(_ job: Job, since started: Int64) -> [(String, String)] {

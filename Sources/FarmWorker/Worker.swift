@@ -197,11 +197,7 @@ public final class Worker {
         let expired = tracker.expire(now: time.monotonicMilliseconds)
         guard !expired.isEmpty else { return nil }
         for page in expired {
-            let failure = PageFailure(
-                stage: "page", code: .timeout,
-                message: "the page was still being read after \(page.heldMilliseconds) ms, past its time limit of "
-                    + "\(page.limitMilliseconds) ms, in a stage that cannot be stopped; its slot was given up",
-                retryable: true)
+            let failure = PageWatchdog.failure(heldMilliseconds: page.heldMilliseconds, limitMilliseconds: page.limitMilliseconds)
             send(.fail(FailMessage(attempt: page.attempt, failure: failure)))
             let stuck = tracker.slotGivenUp()
             Log.warning("page timed out in a stage that cannot be stopped; slot given up and replaced", [
