@@ -34,7 +34,8 @@ public struct WorkerConfiguration: Sendable {
     public var curve: CurveClientKeys?
     /// Slots given up past a page's time limit whose threads may still be running (each keeps its engine and page
     /// until its stage ends). One more and the worker exits with `ExitStatus.tryAgain` (75) for its supervisor to
-    /// start a fresh process. Default: the number of slots (at most twice a worker's usual memory).
+    /// start a fresh process. Default: the number of slots, at least 2 (a worker's memory at most doubles, or
+    /// triples for one slot).
     public var maxStuckSlots: Int
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
@@ -58,7 +59,7 @@ public struct WorkerConfiguration: Sendable {
         self.parentPID = parentPID
         self.beforePage = beforePage
         self.limits = limits
-        self.maxStuckSlots = max(1, maxStuckSlots ?? self.slots)
+        self.maxStuckSlots = max(1, maxStuckSlots ?? max(2, self.slots))
     }
 }
 

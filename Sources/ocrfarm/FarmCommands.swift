@@ -174,7 +174,7 @@ struct WorkerCommand: Command {
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
         OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
-        OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots)."),
+        OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots, at least 2)."),
     ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
     ] + LogOptions.specs
