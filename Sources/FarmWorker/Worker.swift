@@ -197,17 +197,18 @@ public final class Worker {
     private func watchSlots() -> ExitStatus? {
         let expired = tracker.expire(now: time.monotonicMilliseconds)
         guard !expired.isEmpty else { return nil }
+        var stuck = 0
         for page in expired {
             let failure = PageWatchdog.failure(heldMilliseconds: page.heldMilliseconds, limitMilliseconds: page.limitMilliseconds)
             send(.fail(FailMessage(attempt: page.attempt, failure: failure)))
-            let stuck = tracker.slotGivenUp()
+            stuck = tracker.slotGivenUp()
             Log.warning("page timed out in a stage that cannot be stopped; slot given up and replaced", [
                 "page": page.attempt.page.description, "attempt": String(page.attempt.number), "slot": String(page.slot),
                 "held_ms": String(page.heldMilliseconds), "limit_ms": String(page.limitMilliseconds),
                 "stuck_slots": String(stuck)])
-            guard stuck <= configuration.maxStuckSlots else {
-                return leaveStuck(stuck)
-            }
+        }
+        guard stuck <= configuration.maxStuckSlots else { return leaveStuck(stuck) }
+        for page in expired {
             // The old thread is not waited for: it ends when its stage does, and nobody joins it.
             slotThreads[page.slot].detach()
             // Credit for the new slot waits until its engine is loaded. A failure to load it (the same languages
@@ -230,6 +231,8 @@ public final class Worker {
     /// coordinator counts the pages in the other slots as lost and requeues them) and leave at once, without
     /// waiting for threads that may never end.
     private func leaveStuck(_ stuck: Int) -> ExitStatus {
+        // Outcomes the other slots finished are passed on first, so their pages are not lost.
+        while let frames = try? outcomes.receive(timeoutMilliseconds: 0) { forward(frames) }
         let returned = tracker.dropQueued()
         Log.error("too many slots stuck in pages past their time limit; exiting for a fresh worker", [
             "stuck_slots": String(stuck), "max_stuck": String(configuration.maxStuckSlots),

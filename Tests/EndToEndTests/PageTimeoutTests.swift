@@ -63,4 +63,31 @@ struct PageTimeoutTests {
         #expect(worker.log.components(separatedBy: "slot given up and replaced").count - 1 == 6, "\(worker.log)")
         farm.stopAll()
     }
+
+    @Test("ocrfarm run --timeout: its worker processes give up stuck slots, leave with 75 past --max-stuck and are replaced; the batch ends")
+    func runReplacesStuckWorkers() throws {
+        let farm = FarmHarness()
+        let stalled = try TestImages.phototestCopies(3, in: farm.folder, prefix: "stall")
+        // Tiny pages read in milliseconds, far inside the limit even on a busy machine.
+        let tiny = try TestImages.tinyPages(3, in: farm.folder)
+        for index in 0..<3 {
+            try FileManager.default.moveItem(atPath: tiny + "/tiny-\(index).png", toPath: stalled + "/tiny-\(index).png")
+        }
+        let output = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", "--heartbeat", "200",
+                                      "--retry-delay", "0.1", "--timeout", "2", stalled],
+                                     environment: ["OCRFARM_TEST_STALL_ON": "stall-"])
+        #expect(output.status == 65, "\(output.stderr)")
+        let store = try Store(path: farm.storePath, readOnly: true)
+        let all = try store.pages()
+        #expect(all.count == 6)
+        let stuck = all.filter { $0.source.description.contains("stall-") }
+        #expect(stuck.count == 3 && stuck.allSatisfy { $0.state == .failed && $0.failureCode == "timeout" && $0.attempts == 3 },
+                "\(stuck)")
+        #expect(all.filter { $0.state == .done }.count == 3)
+        // One slot per worker, at most 2 given-up slots running: nine stuck attempts make the worker leave with 75
+        // (20 s stalls outlast the attempts), and `run` starts another each time.
+        let log = (try? String(contentsOfFile: farm.storePath + ".log", encoding: .utf8)) ?? ""
+        #expect(log.contains("exiting for a fresh worker") && log.contains("exit_status=75"), "\(log)")
+        #expect(log.components(separatedBy: "slot given up and replaced").count - 1 == 9, "\(log)")
+    }
 }
