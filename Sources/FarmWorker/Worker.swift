@@ -238,7 +238,10 @@ public final class Worker {
             "stuck_slots": String(stuck), "max_stuck": String(configuration.maxStuckSlots),
             "exit_status": String(ExitStatus.tryAgain.rawValue)])
         send(.bye(Bye(reason: "\(stuck) slots stuck past their pages' time limit", returned: returned)))
-        try? dealer?.set(.linger, 2000)
+        // The process exits without terminating the ZeroMQ context (the stuck slots' sockets keep it open), so the
+        // socket's linger does not apply: the FAILs and the BYE get a moment to leave first. Without it they were
+        // lost and the coordinator counted the pages as `worker-lost` after the liveness window.
+        time.sleep(milliseconds: Self.lastWordsMilliseconds)
         dealer?.close()
         dealer = nil
         leavingStuck = true
@@ -246,6 +249,9 @@ public final class Worker {
     }
 
     // MARK: Shutdown
+
+    /// How long the last messages get to leave when the process exits without closing the ZeroMQ context.
+    static let lastWordsMilliseconds = 500
 
     private func shutDown() throws -> ExitStatus {
         let returned = tracker.dropQueued()
@@ -268,7 +274,8 @@ public final class Worker {
         dealer?.close()
         Log.info("worker stopped", ["returned": String(returned.count), "abandoned": String(abandoned)])
         if abandoned > 0 {
-            // Slots still inside a page cannot be interrupted; leave without them.
+            // Slots still inside a page cannot be interrupted; leave without them (exit skips the linger).
+            time.sleep(milliseconds: Self.lastWordsMilliseconds)
             exit(ExitStatus.success.rawValue)
         }
         return .success

@@ -8,6 +8,15 @@ import Foundation
 /// be interrupted fails with `timeout` soon after its limit, and its worker goes on with the other pages.
 @Suite("Page time limit (end to end)", .serialized)
 struct PageTimeoutTests {
+    /// The attempts of `pages`: how long each was leased, its outcome and failure code.
+    func attempts(of pages: [PageRecord], in store: Store) throws -> [(seconds: Double, outcome: String, code: String)] {
+        let ids = Set(pages.map(\.id.rawValue))
+        return try store.connection.prepare("SELECT page_id, ended_at - started_at, outcome, code FROM attempts")
+            .rows([]) { row in (page: row.int(0), seconds: row.double(1), outcome: row.text(2), code: row.text(3)) }
+            .filter { ids.contains(Int64($0.page)) }
+            .map { ($0.seconds, $0.outcome, $0.code) }
+    }
+
     @Test("--timeout 1 on pages stuck before recognition: each attempt ends within 2 s as timeout, the worker's slot is replaced and the other pages are read")
     func stuckPagesTimeOut() throws {
         let farm = FarmHarness()
@@ -49,11 +58,7 @@ struct PageTimeoutTests {
             #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: text) < 0.02)
         }
         // No slot held a stuck page longer than the time limit and a second.
-        let stuckIDs = Set(stuck.map(\.id.rawValue))
-        let held = try store.connection.prepare("SELECT page_id, ended_at - started_at, outcome, code FROM attempts")
-            .rows([]) { row in (page: row.int(0), seconds: row.double(1), outcome: row.text(2), code: row.text(3)) }
-            .filter { stuckIDs.contains(Int64($0.page)) }
-            .map { ($0.seconds, $0.outcome, $0.code) }
+        let held = try attempts(of: stuck, in: store)
         #expect(held.count == 6, "\(held)")
         for (seconds, outcome, code) in held {
             #expect(seconds <= 2.0 && outcome == "failed" && code == "timeout", "\(held)")
@@ -84,6 +89,9 @@ struct PageTimeoutTests {
         #expect(stuck.count == 3 && stuck.allSatisfy { $0.state == .failed && $0.failureCode == "timeout" && $0.attempts == 3 },
                 "\(stuck)")
         #expect(all.filter { $0.state == .done }.count == 3)
+        // A worker leaving over stuck slots still reports the timeout that made it leave: no attempt is lost.
+        let tries = try attempts(of: stuck, in: store)
+        #expect(tries.count == 9 && tries.allSatisfy { $0.outcome == "failed" && $0.code == "timeout" }, "\(tries)")
         // One slot per worker, at most 2 given-up slots running: nine stuck attempts make the worker leave with 75
         // (20 s stalls outlast the attempts), and `run` starts another each time.
         let log = (try? String(contentsOfFile: farm.storePath + ".log", encoding: .utf8)) ?? ""
