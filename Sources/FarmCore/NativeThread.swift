@@ -55,6 +55,14 @@ public final class NativeThread: @unchecked Sendable {
         pthread_join(thread, nil)
     }
 
+    /// Lets the thread run on with nobody waiting for it: its resources go back to the system when it ends
+    /// (a worker slot given up while stuck in a page that cannot be interrupted).
+    public func detach() {
+        guard !joined else { return }
+        joined = true
+        pthread_detach(thread)
+    }
+
     /// The number of CPUs online.
     public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }

@@ -36,9 +36,16 @@ public final class WorkerSupervisor {
     }
 
     /// Replaces every worker that has exited since the last call; throws once more than `restartLimit` were replaced.
+    /// A worker that left with 75 (`tryAgain`: too many slots stuck past their pages' time limit) is replaced without
+    /// counting: it left in order, and its pages made progress (they failed with `timeout`).
     public func replaceExited() throws {
         for index in children.indices {
             guard let status = children[index].poll() else { continue }
+            if status == ExitStatus.tryAgain.rawValue {
+                Log.info("worker left with stuck slots; starting another", ["pid": String(children[index].pid)])
+                children[index] = try start()
+                continue
+            }
             restarts += 1
             if restarts > restartLimit { throw Failure(lastStatus: status) }
             Log.warning("worker exited; starting another", ["pid": String(children[index].pid), "exit_status": String(status),

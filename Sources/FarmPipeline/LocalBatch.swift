@@ -1,5 +1,22 @@
 import FarmCore
 import Leptonica
+import Synchronization
+
+/// A page's time limit covers its whole stay in a slot, not only recognition. Recognition stops itself at the
+/// limit; decoding and the correction stages cannot be interrupted, so a watchdog gives up a slot still in its page
+/// `margin` after the limit: the page fails with `timeout` at once, a new slot (a new engine) takes the place of the
+/// old one, whose thread ends when its stage does, its outcome thrown away. Used by workers and `LocalBatch`.
+public enum PageWatchdog {
+    /// Past the limit, recognition's own stop gets this long to report the timeout, cheaper than a new slot.
+    public static let marginMilliseconds: Int64 = 300
+
+    /// The failure of a page whose slot was given up after `held` milliseconds, for a limit of `limit`.
+    public static func failure(heldMilliseconds held: Int64, limitMilliseconds limit: Int) -> PageFailure {
+        PageFailure(stage: "page", code: .timeout,
+                    message: "the page was still being read after \(held) ms, past its time limit of \(limit) ms, "
+                        + "in a stage that cannot be stopped; its slot was given up", retryable: true)
+    }
+}
 
 /// One page of one input file.
 public struct PageJob: Sendable {
@@ -35,10 +52,14 @@ public final class LocalBatch: Sendable {
     /// Largest input file read, in bytes.
     public let maxFileBytes: Int
     private let makeProcessor: ProcessorFactory
+    /// Called by a slot with each page before it is read; nil in production (tests make a page stick with it).
+    private let beforePage: (@Sendable (PageJob) -> Void)?
 
     public init(paths: [String], slots: Int, outputs: [OutputFormat] = [], pageOptions: PageOptions = PageOptions(),
-                maxFileBytes: Int = 1 << 30, makeProcessor: @escaping ProcessorFactory)
+                maxFileBytes: Int = 1 << 30, beforePage: (@Sendable (PageJob) -> Void)? = nil,
+                makeProcessor: @escaping ProcessorFactory)
     {
+        self.beforePage = beforePage
         self.paths = paths
         self.slots = max(1, slots)
         self.outputs = outputs
@@ -99,7 +120,11 @@ public final class LocalBatch: Sendable {
             events.push(.allQueued(pages: sequence))
         }
 
-        let workers = (0..<slots).map { index in
+        // Pages in a slot with a time limit: sequence -> the page and when the watchdog gives its slot up. A page
+        // is either taken out here by its slot when done or by the watchdog, never both.
+        let inSlots = PagesInSlots()
+        let limit = pageOptions.timeoutMilliseconds
+        func startSlot(_ index: Int) -> NativeThread {
             NativeThread.start(name: "slot-\(index)") { [self] in
                 let processor: PageProcessor
                 do {
@@ -113,24 +138,61 @@ public final class LocalBatch: Sendable {
                     return
                 }
                 while let job = jobs.pop() {
-                    events.push(.report(process(job, with: processor)))
+                    if let limit {
+                        let now = Clock.monotonicMilliseconds
+                        inSlots.pages.withLock {
+                            $0[job.sequence] = (job, index, now, now + Int64(limit) + PageWatchdog.marginMilliseconds)
+                        }
+                    }
+                    beforePage?(job)
+                    let report = process(job, with: processor)
+                    // Given up meanwhile: its timeout was reported and another slot took this one's place.
+                    if limit != nil, inSlots.pages.withLock({ $0.removeValue(forKey: job.sequence) }) == nil { return }
+                    events.push(.report(report))
                 }
             }
         }
+        var workers = (0..<slots).map { startSlot($0) }
 
         var pending: [Int: PageReport] = [:]
         var next = 0
         var total: Int?
         var failedSlots: [String] = []
+        func received(_ page: PageReport) {
+            pending[page.sequence] = page
+            while let ready = pending.removeValue(forKey: next) {
+                report(ready)
+                next += 1
+            }
+        }
+        /// Fails every page past its deadline at once and replaces its slot; nobody waits for the stuck thread.
+        func watch(_ limit: Int) {
+            let now = Clock.monotonicMilliseconds
+            let expired = inSlots.pages.withLock { pages in
+                let expired = pages.filter { now >= $0.value.deadline }
+                for sequence in expired.keys { pages.removeValue(forKey: sequence) }
+                return Array(expired.values)
+            }
+            for page in expired {
+                let job = page.job
+                received(PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount,
+                                    outcome: .failure(PageWatchdog.failure(heldMilliseconds: now - page.since,
+                                                                           limitMilliseconds: limit))))
+                workers[page.slot].detach()
+                workers[page.slot] = startSlot(page.slot)
+            }
+        }
         while total == nil || next < total! {
-            guard let event = events.pop() else { break }
+            // With a time limit the watchdog looks at the slots at least every 100 ms.
+            let event = events.pop(timeoutMilliseconds: limit.map { _ in 100 })
+            if let limit { watch(limit) }
+            guard let event else {
+                if limit == nil { break }
+                continue
+            }
             switch event {
             case .report(let page):
-                pending[page.sequence] = page
-                while let ready = pending.removeValue(forKey: next) {
-                    report(ready)
-                    next += 1
-                }
+                received(page)
             case .allQueued(let pages):
                 total = pages
             case .slotFailed(let message):
@@ -145,6 +207,11 @@ public final class LocalBatch: Sendable {
         }
         producer.join()
         workers.forEach { $0.join() }
+    }
+
+    /// Pages in a slot under a time limit, by sequence: the page, its slot, since when and the watchdog's deadline.
+    private final class PagesInSlots: Sendable {
+        let pages = Mutex<[Int: (job: PageJob, slot: Int, since: Int64, deadline: Int64)]>([:])
     }
 
     /// Decodes, corrects and recognizes one page; every failure becomes a report, never a crash.

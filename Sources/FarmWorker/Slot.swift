@@ -34,18 +34,35 @@ enum SlotOutcome {
 }
 
 /// One page slot: takes jobs, runs the pipeline, sends the outcome to the network thread.
+///
+/// A page's time limit covers its whole stay in the slot (`PageWatchdog`): the network thread's watchdog gives up
+/// a slot still inside a page past its deadline (`JobTracker.expire`) and starts another in its place. The slot given up finds
+/// out when the page is done at last: it throws the outcome away and its thread ends, freeing its engine.
 struct Slot {
+    let index: Int
     let processor: PageProcessor
     let socket: Socket
     let jobs: BlockingQueue<SlotJob>
     let tracker: JobTracker
+    let time: any TimeSource
     /// Called with each job before its page is read (tests use it to make a page crash its worker); nil in production.
     let beforePage: (@Sendable (Job) -> Void)?
 
-    func run() {
+    /// How a slot's loop ended.
+    enum End: Equatable {
+        /// No more jobs: the worker is stopping.
+        case closed
+        /// The watchdog gave this slot up while it was in a page; another slot has taken its place.
+        case givenUp
+    }
+
+    func run() -> End {
         while let item = jobs.pop() {
             var job = item.job
-            guard tracker.start(job.attempt) else { continue }
+            let now = time.monotonicMilliseconds
+            let deadline = job.options.timeoutMilliseconds.map { now + Int64($0) + PageWatchdog.marginMilliseconds }
+            guard tracker.start(job.attempt, slot: index, now: now, deadline: deadline,
+                                limit: job.options.timeoutMilliseconds) else { continue }
             beforePage?(job)
             let message: FarmProtocol.Message
             let started = Clock.monotonicMilliseconds
@@ -68,10 +85,17 @@ struct Slot {
                 Log.write(.info, "page failed", fields: Self.fields(job, since: started)
                           + [("code", error.code.rawValue), ("stage", error.stage), ("error", error.message)])
             }
+            guard tracker.settle(job.attempt) else {
+                // Too late: the timeout was reported and a new slot took this one's place.
+                Log.write(.info, "page finished in a slot given up; outcome discarded", fields: Self.fields(job, since: started))
+                Allocator.releaseThreadMemory()
+                return .givenUp
+            }
             _ = try? socket.send(SlotOutcome.frames(job.attempt, message))
             // The page's buffers go back to the system between pages, not while the engine churns through them.
             if processor.engine != .none { Allocator.releaseThreadMemory() }
         }
+        return .closed
     }
 
     /// A page event's fields (the worker's id comes from the log's context).

@@ -132,7 +132,7 @@ extension Worker {
         guard dealer != nil else { return }
         let pace = rate.pagesPerSecond(now: time.monotonicMilliseconds)
         let prefetch = min(2000, max(configuration.prefetch, Int(pace * 0.05)))
-        let wanted = configuration.slots + prefetch - tracker.count - outstandingCredit
+        let wanted = configuration.slots - tracker.slotsLoading + prefetch - tracker.count - outstandingCredit
         // Small top-ups are batched so a busy worker sends one CREDIT per handful of results, not one each.
         guard wanted > 0, wanted >= min(8, configuration.slots + prefetch) || tracker.count + outstandingCredit == 0 else { return }
         if send(.credit(wanted)) { outstandingCredit += wanted }

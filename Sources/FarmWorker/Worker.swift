@@ -32,13 +32,18 @@ public struct WorkerConfiguration: Sendable {
     public var limits: DecodeLimits
     /// CURVE keys for an encrypted, authenticated connection; nil connects in clear text.
     public var curve: CurveClientKeys?
+    /// Slots given up past a page's time limit whose threads may still be running (each keeps its engine and page
+    /// until its stage ends). One more and the worker exits with `ExitStatus.tryAgain` (75) for its supervisor to
+    /// start a fresh process. Default: the number of slots, at least 2 (a worker's memory at most doubles, or
+    /// triples for one slot).
+    public var maxStuckSlots: Int
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
                 languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, reconnectMinimumMilliseconds: Int = Wire.reconnectMinimumMilliseconds,
                 reconnectMaximumMilliseconds: Int = Wire.reconnectMaximumMilliseconds, graceSeconds: Double = 30,
                 id: WorkerID? = nil, parentPID: Int32? = nil, beforePage: (@Sendable (Job) -> Void)? = nil,
-                limits: DecodeLimits = DecodeLimits())
+                limits: DecodeLimits = DecodeLimits(), maxStuckSlots: Int? = nil)
     {
         self.connect = connect
         self.slots = max(1, slots)
@@ -54,6 +59,7 @@ public struct WorkerConfiguration: Sendable {
         self.parentPID = parentPID
         self.beforePage = beforePage
         self.limits = limits
+        self.maxStuckSlots = max(1, maxStuckSlots ?? max(2, self.slots))
     }
 }
 
@@ -70,7 +76,9 @@ public final class Worker {
     private let outcomesEndpoint: String
     let jobs = BlockingQueue<SlotJob>()
     let tracker = JobTracker()
+    /// The running slots' threads, by slot index (a slot given up is replaced at its index).
     private var slotThreads: [NativeThread] = []
+    private var leavingStuck = false
     var dealer: Socket?
     var generation = 0
     var lastHeard: Int64 = 0
@@ -99,7 +107,8 @@ public final class Worker {
         try startSlots()
         defer {
             jobs.close()
-            slotThreads.forEach { $0.join() }
+            // Leaving over stuck slots: their threads may never end, so none is waited for.
+            if !leavingStuck { slotThreads.forEach { $0.join() } }
         }
         connect()
         let poller = Poller()
@@ -113,6 +122,7 @@ public final class Worker {
             }
             try poller.poll(timeoutMilliseconds: 100)
             try drainOutcomes()
+            if let status = watchSlots() { return status }
             if dealerIndex >= 0 { try drainCoordinator() }
             let now = time.monotonicMilliseconds
             if now - lastHeard > Int64(configuration.heartbeatMilliseconds * configuration.liveness) {
@@ -131,29 +141,7 @@ public final class Worker {
     private func startSlots() throws {
         let ready = BlockingQueue<String?>()
         for index in 0..<configuration.slots {
-            let configuration = self.configuration
-            let endpoint = outcomesEndpoint
-            let context = self.context
-            let jobs = self.jobs
-            let tracker = self.tracker
-            slotThreads.append(NativeThread.start(name: "slot-\(index)") {
-                let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
-                // With --engine none the worker measures the farm itself: no decoding either.
-                processor.decodesWithoutEngine = false
-                let socket: Socket
-                do {
-                    socket = try Socket(context, type: .push)
-                    try socket.set(.linger, 1000)
-                    try socket.connect(endpoint)
-                    try processor.prepare(languages: configuration.languages)
-                } catch {
-                    ready.push("slot \(index): \(error)")
-                    return
-                }
-                ready.push(nil)
-                Slot(processor: processor, socket: socket, jobs: jobs, tracker: tracker,
-                     beforePage: configuration.beforePage).run()
-            })
+            slotThreads.append(startSlot(index) { ready.push($0) })
         }
         var problems: [String] = []
         for _ in 0..<configuration.slots {
@@ -169,7 +157,101 @@ public final class Worker {
                                   "engine": configuration.engine.rawValue])
     }
 
+    /// Starts slot `index` on a new thread with its own engine; `ready` is called on that thread with nil once the
+    /// engine is loaded, or with what went wrong.
+    private func startSlot(_ index: Int, ready: @escaping @Sendable (String?) -> Void) -> NativeThread {
+        let configuration = self.configuration
+        let endpoint = outcomesEndpoint
+        let context = self.context
+        let jobs = self.jobs
+        let tracker = self.tracker
+        let time = self.time
+        return NativeThread.start(name: "slot-\(index)") {
+            let end: Slot.End
+            do {
+                // The engine, the socket and the page live in this scope, so a slot given up frees them as it ends.
+                let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
+                // With --engine none the worker measures the farm itself: no decoding either.
+                processor.decodesWithoutEngine = false
+                let socket: Socket
+                do {
+                    socket = try Socket(context, type: .push)
+                    try socket.set(.linger, 1000)
+                    try socket.connect(endpoint)
+                    try processor.prepare(languages: configuration.languages)
+                } catch {
+                    ready("slot \(index): \(error)")
+                    return
+                }
+                ready(nil)
+                end = Slot(index: index, processor: processor, socket: socket, jobs: jobs, tracker: tracker, time: time,
+                           beforePage: configuration.beforePage).run()
+            }
+            if end == .givenUp { tracker.givenUpSlotEnded() }
+        }
+    }
+
+    /// The watchdog: every page held past its deadline is failed with `timeout` at once and its slot replaced by a
+    /// new one (a slot cannot be interrupted inside a stage; its thread runs on, given up, and ends on its own).
+    /// Returns the exit status when too many given-up slots are still running.
+    private func watchSlots() -> ExitStatus? {
+        let expired = tracker.expire(now: time.monotonicMilliseconds)
+        guard !expired.isEmpty else { return nil }
+        var stuck = 0
+        for page in expired {
+            let failure = PageWatchdog.failure(heldMilliseconds: page.heldMilliseconds, limitMilliseconds: page.limitMilliseconds)
+            send(.fail(FailMessage(attempt: page.attempt, failure: failure)))
+            stuck = tracker.slotGivenUp()
+            Log.warning("page timed out in a stage that cannot be stopped; slot given up and replaced", [
+                "page": page.attempt.page.description, "attempt": String(page.attempt.number), "slot": String(page.slot),
+                "held_ms": String(page.heldMilliseconds), "limit_ms": String(page.limitMilliseconds),
+                "stuck_slots": String(stuck)])
+        }
+        guard stuck <= configuration.maxStuckSlots else { return leaveStuck(stuck) }
+        for page in expired {
+            // The old thread is not waited for: it ends when its stage does, and nobody joins it.
+            slotThreads[page.slot].detach()
+            // Credit for the new slot waits until its engine is loaded. A failure to load it (the same languages
+            // loaded at start) is only logged: the worker goes on with one slot fewer.
+            tracker.replacementStarting()
+            let tracker = self.tracker
+            slotThreads[page.slot] = startSlot(page.slot) { problem in
+                if let problem {
+                    Log.error("cannot replace a slot given up", ["error": problem])
+                } else {
+                    tracker.replacementReady()
+                }
+            }
+        }
+        topUpCredit()
+        return nil
+    }
+
+    /// More given-up slots are still running than allowed: hand back the jobs no slot started, say goodbye (the
+    /// coordinator counts the pages in the other slots as lost and requeues them) and leave at once, without
+    /// waiting for threads that may never end.
+    private func leaveStuck(_ stuck: Int) -> ExitStatus {
+        // Outcomes the other slots finished are passed on first, so their pages are not lost.
+        while let frames = try? outcomes.receive(timeoutMilliseconds: 0) { forward(frames) }
+        let returned = tracker.dropQueued()
+        Log.error("too many slots stuck in pages past their time limit; exiting for a fresh worker", [
+            "stuck_slots": String(stuck), "max_stuck": String(configuration.maxStuckSlots),
+            "exit_status": String(ExitStatus.tryAgain.rawValue)])
+        send(.bye(Bye(reason: "\(stuck) slots stuck past their pages' time limit", returned: returned)))
+        // The process exits without terminating the ZeroMQ context (the stuck slots' sockets keep it open), so the
+        // socket's linger does not apply: the FAILs and the BYE get a moment to leave first. Without it they were
+        // lost and the coordinator counted the pages as `worker-lost` after the liveness window.
+        time.sleep(milliseconds: Self.lastWordsMilliseconds)
+        dealer?.close()
+        dealer = nil
+        leavingStuck = true
+        return .tryAgain
+    }
+
     // MARK: Shutdown
+
+    /// How long the last messages get to leave when the process exits without closing the ZeroMQ context.
+    static let lastWordsMilliseconds = 500
 
     private func shutDown() throws -> ExitStatus {
         let returned = tracker.dropQueued()
@@ -192,7 +274,8 @@ public final class Worker {
         dealer?.close()
         Log.info("worker stopped", ["returned": String(returned.count), "abandoned": String(abandoned)])
         if abandoned > 0 {
-            // Slots still inside a page cannot be interrupted; leave without them.
+            // Slots still inside a page cannot be interrupted; leave without them (exit skips the linger).
+            time.sleep(milliseconds: Self.lastWordsMilliseconds)
             exit(ExitStatus.success.rawValue)
         }
         return .success

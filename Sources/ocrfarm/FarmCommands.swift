@@ -180,6 +180,7 @@ struct WorkerCommand: Command {
         OptionSpec("--page-memory", value: "MB",
                    "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
+        OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots, at least 2)."),
     ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
     ] + LogOptions.specs
@@ -191,8 +192,15 @@ struct WorkerCommand: Command {
     With --curve-secret and --coordinator-key the connection is encrypted; a coordinator that does not know this
     worker's public key refuses the handshake, and the worker keeps retrying without getting pages.
 
+    A page's --timeout covers its whole stay in a slot. A page still in a stage that cannot be stopped 0.3 s after
+    its limit fails with `timeout` at once; its slot is given up (its thread ends when the stage does) and a new
+    slot with a new engine takes its place. When more than --max-stuck given-up slots are still running, the
+    worker exits with status 75 so that its supervisor (systemd, `ocrfarm run`) starts a fresh one; the
+    coordinator requeues the pages it held.
+
     Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone); 64 bad usage; 69 the engine or a
-    language cannot be loaded, or the coordinator's address is bad; 78 a bad key file.
+    language cannot be loaded, or the coordinator's address is bad; 75 too many slots stuck past the page
+    timeout (start it again); 78 a bad key file.
     """
 
     let configuration: WorkerConfiguration
@@ -212,21 +220,32 @@ struct WorkerCommand: Command {
             heartbeatMilliseconds: try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds,
             graceSeconds: try arguments.double("--grace", range: 0...86_400) ?? 30,
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
-            beforePage: Self.crashHook(trigger: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"]),
+            beforePage: Self.testHook(crashOn: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
+                                      stallOn: ProcessEnvironment.current["OCRFARM_TEST_STALL_ON"]),
             limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000,
                                  pageMemory: try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 }
-                                     ?? DecodeLimits.defaultPageMemory))
+                                     ?? DecodeLimits.defaultPageMemory),
+            maxStuckSlots: try arguments.int("--max-stuck", range: 1...1024))
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])
     }
 
-    /// The end-to-end tests' poison page: with OCRFARM_TEST_CRASH_ON set, a page whose source contains its text
-    /// aborts the worker the way a crashing engine would. Only this command reads the variable; the worker library
-    /// just runs the hook it is given.
-    static func crashHook(trigger: String?) -> (@Sendable (Job) -> Void)? {
-        guard let trigger, !trigger.isEmpty else { return nil }
-        return { job in if job.source.contains(trigger) { abort() } }
+    /// The end-to-end tests' poison and stuck pages. With OCRFARM_TEST_CRASH_ON set, a page whose source contains
+    /// its text aborts the worker the way a crashing engine would. With OCRFARM_TEST_STALL_ON set, such a page holds
+    /// its slot for `stallSeconds` before it is read, the way a stage that cannot be interrupted would (the deadline
+    /// counts from the slot taking the page, so this is inside it). Only this command reads the variables; the
+    /// worker library just runs the hook it is given.
+    static func testHook(crashOn: String?, stallOn: String?) -> (@Sendable (Job) -> Void)? {
+        let crash = crashOn.flatMap { $0.isEmpty ? nil : $0 }
+        let stall = stallOn.flatMap { $0.isEmpty ? nil : $0 }
+        guard crash != nil || stall != nil else { return nil }
+        return { job in
+            if let crash, job.source.contains(crash) { abort() }
+            if let stall, job.source.contains(stall) { Clock.sleep(milliseconds: stallSeconds * 1000) }
+        }
     }
+
+    static let stallSeconds = 20
 
     func run() throws -> ExitStatus {
         Shutdown.install()

@@ -37,6 +37,31 @@ struct LocalBatchTests {
         #expect(unreadable.message.contains("No such file"))
     }
 
+    @Test("--timeout covers the whole page: a page stuck before recognition fails with timeout, a new slot reads the rest")
+    func stuckPageTimesOut() throws {
+        let png = folder.write("p.png", try Pix(contentsOfFile: Fixtures.phototest).encoded(as: .png))
+        // The second page is held in its slot until the test lets it go, as a stage that cannot be stopped would.
+        let release = BlockingQueue<Bool>()
+        defer { release.close() }
+        let created = Mutex(0)
+        let batch = LocalBatch(paths: Array(repeating: png, count: 4), slots: 1,
+                               pageOptions: PageOptions(timeoutMilliseconds: 200),
+                               beforePage: { job in if job.sequence == 1 { _ = release.pop() } }) {
+            created.withLock { $0 += 1 }
+            return PageProcessor(engine: .none, pipeline: PipelineOptions.none)
+        }
+        var reports: [PageReport] = []
+        let started = Clock.monotonicMilliseconds
+        try batch.run { reports.append($0) }
+        let elapsed = Clock.monotonicMilliseconds - started
+        #expect(reports.map(\.sequence) == [0, 1, 2, 3])
+        guard case .failure(let failure) = reports[1].outcome else { Issue.record("page 2 should time out"); return }
+        #expect(failure.code == .timeout && failure.message.contains("200 ms"), "\(failure)")
+        #expect([0, 2, 3].allSatisfy { (try? reports[$0].outcome.get()) != nil })
+        #expect(elapsed < 3000, "the batch did not wait for the stuck page: \(elapsed) ms")
+        #expect(created.withLock { $0 } == 2, "one slot, replaced once")
+    }
+
     @Test("each slot makes its processor (and so its recognizer) once and keeps it for every page")
     func recognizerReuse() throws {
         let png = folder.write("p.png", try Pix(contentsOfFile: Fixtures.phototest).encoded(as: .png))

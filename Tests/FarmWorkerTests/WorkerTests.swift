@@ -22,7 +22,7 @@ final class WorkerRig: @unchecked Sendable {
     private let shared = Shared()
     private var thread: NativeThread?
 
-    init(slots: Int = 2, prefetch: Int = 1, beforePage: (@Sendable (Job) -> Void)? = nil) throws {
+    init(slots: Int = 2, prefetch: Int = 1, maxStuckSlots: Int? = nil, beforePage: (@Sendable (Job) -> Void)? = nil) throws {
         context = try Context()
         router = try Socket(context, type: .router)
         try router.set(.linger, 0)
@@ -30,7 +30,7 @@ final class WorkerRig: @unchecked Sendable {
         try router.bind(endpoint)
         let configuration = WorkerConfiguration(connect: endpoint, slots: slots, prefetch: prefetch, engine: .none,
                                                 languages: [], graceSeconds: 5, id: WorkerID("w-test"),
-                                                beforePage: beforePage)
+                                                beforePage: beforePage, maxStuckSlots: maxStuckSlots)
         worker = try Worker(configuration: configuration, context: context, time: time)
     }
 
@@ -72,9 +72,10 @@ final class WorkerRig: @unchecked Sendable {
         _ = try router.send([route] + FrameCodec.encode(message))
     }
 
-    func job(_ page: Int64, attempt: Int = 1) -> FarmProtocol.Message {
+    func job(_ page: Int64, attempt: Int = 1, timeoutMilliseconds: Int? = nil) -> FarmProtocol.Message {
         .job(Job(attempt: AttemptID(page: PageID(page), number: attempt), source: "page-\(page).png", kind: .image, index: 0,
-                 options: PageOptions(), bytes: Array("not decoded with engine none".utf8)))
+                 options: PageOptions(timeoutMilliseconds: timeoutMilliseconds),
+                 bytes: Array("not decoded with engine none".utf8)))
     }
 
     deinit { _ = finish() }
@@ -166,6 +167,84 @@ struct WorkerTests {
         #expect(stopped.value == "exited 0")
         #expect(results == [AttemptID(page: PageID(1), number: 1)], "the started page is finished and reported")
         #expect(Set(try #require(bye).returned) == [AttemptID(page: PageID(2), number: 1), AttemptID(page: PageID(3), number: 1)])
+    }
+
+    /// Messages from the worker for `seconds`, heartbeats left out.
+    func drain(_ rig: WorkerRig, seconds: Double) throws -> [FarmProtocol.Message] {
+        var messages: [FarmProtocol.Message] = []
+        let deadline = Clock.monotonicMilliseconds + Int64(seconds * 1000)
+        while Clock.monotonicMilliseconds < deadline, let (_, message) = try rig.next(seconds: 0.1) { messages.append(message) }
+        return messages
+    }
+
+    @Test("a page past its time limit in a stage that cannot be stopped: FAIL timeout at once, a new slot reads the next page, the late outcome is dropped")
+    func stuckSlotReplaced() throws {
+        let gate = Gate()
+        let rig = try WorkerRig(slots: 1, prefetch: 0, beforePage: { job in if job.source == "page-1.png" { gate.wait() } })
+        defer { gate.open() }
+        try withExtendedLifetime(rig) {
+            rig.start()
+            let (route, _) = try #require(try rig.next())
+            #expect(try rig.next()?.message == .credit(1))
+            try rig.send(rig.job(1, timeoutMilliseconds: 1000), to: route)
+            gate.awaitArrival()
+            // The limit and the watchdog's margin (300 ms) not yet past: the slot keeps the page.
+            rig.time.advance(milliseconds: 1200)
+            #expect(try drain(rig, seconds: 0.4).isEmpty)
+            rig.time.advance(milliseconds: 200)
+            let fail = try #require(try rig.next())
+            guard case .fail(let failure) = fail.message else { Issue.record("expected FAIL, got \(fail.message)"); return }
+            #expect(failure.attempt == AttemptID(page: PageID(1), number: 1))
+            #expect(failure.failure.code == .timeout && failure.failure.retryable)
+            #expect(failure.failure.message.contains("1000 ms"), "\(failure.failure.message)")
+            // The stuck page no longer counts against the slots: credit for the replacement, which reads the next page.
+            #expect(try rig.next()?.message == .credit(1))
+            try rig.send(rig.job(2), to: route)
+            let next = try #require(try rig.next())
+            guard case .result(let result) = next.message else { Issue.record("expected RESULT, got \(next.message)"); return }
+            #expect(result.attempt == AttemptID(page: PageID(2), number: 1))
+            // The given-up slot finishes its page at last: nothing of it reaches the coordinator.
+            gate.open()
+            let late = try drain(rig, seconds: 0.5)
+            #expect(!late.contains { if case .result(let r) = $0 { r.attempt.page == PageID(1) } else { false } }, "\(late)")
+            #expect(rig.finish() == "exited 0")
+        }
+    }
+
+    @Test("more stuck slots than --max-stuck: the worker hands back its queued jobs in a BYE and exits with 75")
+    func tooManyStuckSlots() throws {
+        let gate = Gate()
+        let rig = try WorkerRig(slots: 1, prefetch: 1, maxStuckSlots: 1, beforePage: { job in
+            if job.source != "page-3.png" { gate.wait() }
+        })
+        defer { gate.open() }
+        try withExtendedLifetime(rig) {
+            rig.start()
+            let (route, _) = try #require(try rig.next())
+            #expect(try rig.next()?.message == .credit(2))
+            try rig.send(rig.job(1, timeoutMilliseconds: 500), to: route)
+            try rig.send(rig.job(2, timeoutMilliseconds: 500), to: route)
+            gate.awaitArrival()
+            rig.time.advance(milliseconds: 900)
+            // Page 1 fails; the new slot takes page 2, which sticks too.
+            var messages = try drain(rig, seconds: 0.5)
+            gate.awaitArrival()
+            try rig.send(rig.job(3), to: route)
+            // Let the worker take job 3 into its queue before page 2's deadline passes.
+            messages += try drain(rig, seconds: 0.3)
+            rig.time.advance(milliseconds: 900)
+            var bye: Bye?
+            let deadline = Clock.monotonicMilliseconds + 5000
+            while bye == nil, Clock.monotonicMilliseconds < deadline, let (_, message) = try rig.next() {
+                messages.append(message)
+                if case .bye(let b) = message { bye = b }
+            }
+            let failed = messages.compactMap { if case .fail(let f) = $0 { f.attempt.page.rawValue } else { nil } }
+            #expect(failed == [1, 2], "\(messages)")
+            #expect(try #require(bye).returned == [AttemptID(page: PageID(3), number: 1)], "the unstarted job is handed back")
+            #expect(rig.finish() == "exited 75")
+            gate.open()
+        }
     }
 }
 
