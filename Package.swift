@@ -44,7 +44,7 @@ let package = Package(
                                                      "Tesseract", "QPDF"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
         // Store to folder; qpdf merges the stored PDF pages into a document.
-        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "QPDF"]),
+        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "FarmRender", "QPDF"]),
         // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",
