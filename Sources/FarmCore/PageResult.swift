@@ -73,7 +73,7 @@ public struct Line: Sendable, Equatable {
     }
 
     /// The words joined as the page's text joins them (no space between Chinese or Japanese words).
-    public var text: String { Scripts.join(words.map(\.text)) }
+    public var text: String { Scripts.join(words.map { Scripts.trimmed($0.text) }) }
 }
 
 /// A paragraph of lines.

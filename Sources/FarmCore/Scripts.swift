@@ -32,6 +32,13 @@ public enum Scripts {
         return line
     }
 
+    /// A word without the white space the engine sometimes leaves at its ends (" ——"): lines and their documents put
+    /// one space between words, so a word's own would double it.
+    public static func trimmed(_ word: String) -> String {
+        guard word.first?.isWhitespace == true || word.last?.isWhitespace == true else { return word }
+        return String(word.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+
     /// Whether a space goes between two neighbouring words of a line (`join`'s rule): every renderer spaces a line
     /// the same way as its text.
     public static func isSpaced(_ left: String, _ right: String) -> Bool {

@@ -19,7 +19,7 @@ public struct ExportPage: Sendable {
 
     /// `result`'s boxes are made to hold their children (`PageResult.enclosingBoxes`) before rendering.
     public init(result: PageResult, imageName: String, number: Int, languages: [String] = ["eng"]) {
-        self.result = Self.visibleWords(result).enclosingBoxes()
+        self.result = Self.visibleWords(Self.trimmedWords(result)).enclosingBoxes()
         self.imageName = imageName
         self.number = number
         self.languages = languages
@@ -43,6 +43,20 @@ public struct ExportPage: Sendable {
     /// The quadrilateral of a box as integer points inside the image.
     public func polygon(_ box: Rect) -> [(x: Int, y: Int)] {
         quad(box).corners.map { (clamp($0.x, imageWidth), clamp($0.y, imageHeight)) }
+    }
+
+    /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), and words left with no
+    /// text left out: the formats space words themselves, and a word must have content (ALTO's CONTENT).
+    static func trimmedWords(_ result: PageResult) -> PageResult {
+        var trimmed = result
+        trimmed.updateLines { line in
+            line.words = line.words.compactMap { word in
+                var word = word
+                word.text = Scripts.trimmed(word.text)
+                return word.text.isEmpty ? nil : word
+            }
+        }
+        return trimmed
     }
 
     /// `result` with every word box at least two pixels of the original image wide and high (grown about its

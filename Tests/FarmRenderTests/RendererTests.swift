@@ -156,4 +156,18 @@ struct RendererTests {
             #expect(XML.isWellFormed(pointed))
         }
     }
+
+    @Test("white space the engine left at a word's ends is not doubled into the line; a word of white space is left out")
+    func whiteSpaceWords() {
+        func word(_ text: String, _ x: Int) -> Word { Word(text: text, box: Rect(x: x, y: 10, width: 20, height: 10), confidence: 80) }
+        let line = Line(box: Rect(x: 0, y: 10, width: 100, height: 10), words: [word("Corre", 0), word(" ——", 30), word(" ", 60), word("Pies", 80)])
+        #expect(line.text == "Corre —— Pies")
+        let result = PageResult(width: 200, height: 100, resolution: 300, text: "Corre —— Pies\n", meanConfidence: 80, blocks: [
+            Block(box: line.box, kind: "text", paragraphs: [Paragraph(box: line.box, lines: [line])]),
+        ])
+        let page = ExportPage(result: result, imageName: "x.png", number: 1)
+        #expect(page.result.words.map(\.text) == ["Corre", "——", "Pies"])
+        #expect(PAGEXML.document(page, creator: "t", created: 0).contains("<Unicode>Corre —— Pies</Unicode>"))
+        #expect(!ALTO.page(page).contains("CONTENT=\" "))
+    }
 }
