@@ -45,15 +45,22 @@ public struct ExportPage: Sendable {
         quad(box).corners.map { (clamp($0.x, imageWidth), clamp($0.y, imageHeight)) }
     }
 
-    /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), and words left with no
-    /// text left out: the formats space words themselves, and a word must have content (ALTO's CONTENT).
+    /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), words left with no text
+    /// left out, and lines left with no words: the formats space words themselves, a word must have content (ALTO's
+    /// CONTENT) and an ALTO line a String.
     static func trimmedWords(_ result: PageResult) -> PageResult {
         var trimmed = result
-        trimmed.updateLines { line in
-            line.words = line.words.compactMap { word in
-                var word = word
-                word.text = Scripts.trimmed(word.text)
-                return word.text.isEmpty ? nil : word
+        for b in trimmed.blocks.indices {
+            for p in trimmed.blocks[b].paragraphs.indices {
+                trimmed.blocks[b].paragraphs[p].lines = trimmed.blocks[b].paragraphs[p].lines.compactMap { line in
+                    var line = line
+                    line.words = line.words.compactMap { word in
+                        var word = word
+                        word.text = Scripts.trimmed(word.text)
+                        return word.text.isEmpty ? nil : word
+                    }
+                    return line.words.isEmpty ? nil : line
+                }
             }
         }
         return trimmed

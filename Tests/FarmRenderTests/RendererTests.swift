@@ -162,11 +162,13 @@ struct RendererTests {
         func word(_ text: String, _ x: Int) -> Word { Word(text: text, box: Rect(x: x, y: 10, width: 20, height: 10), confidence: 80) }
         let line = Line(box: Rect(x: 0, y: 10, width: 100, height: 10), words: [word("Corre", 0), word(" ——", 30), word(" ", 60), word("Pies", 80)])
         #expect(line.text == "Corre —— Pies")
+        let blank = Line(box: Rect(x: 0, y: 40, width: 100, height: 10), words: [word(" ", 0)])
         let result = PageResult(width: 200, height: 100, resolution: 300, text: "Corre —— Pies\n", meanConfidence: 80, blocks: [
-            Block(box: line.box, kind: "text", paragraphs: [Paragraph(box: line.box, lines: [line])]),
+            Block(box: line.box, kind: "text", paragraphs: [Paragraph(box: line.box, lines: [line, blank])]),
         ])
         let page = ExportPage(result: result, imageName: "x.png", number: 1)
         #expect(page.result.words.map(\.text) == ["Corre", "——", "Pies"])
+        #expect(page.result.lines.count == 1, "a line of white space is left out (an ALTO TextLine needs a String)")
         #expect(PAGEXML.document(page, creator: "t", created: 0).contains("<Unicode>Corre —— Pies</Unicode>"))
         #expect(!ALTO.page(page).contains("CONTENT=\" "))
     }
