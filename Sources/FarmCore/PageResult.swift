@@ -72,7 +72,8 @@ public struct Line: Sendable, Equatable {
         self.words = words
     }
 
-    public var text: String { words.map(\.text).joined(separator: " ") }
+    /// The words joined as the page's text joins them (no space between Chinese or Japanese words).
+    public var text: String { Scripts.join(words.map { Scripts.trimmed($0.text) }) }
 }
 
 /// A paragraph of lines.
@@ -313,6 +314,32 @@ extension PageResult {
         }
         blocks = arranged
         return true
+    }
+}
+
+extension PageResult {
+    /// The same reading with every box the union of its children: a line of its words, a paragraph of its lines,
+    /// a block of its paragraphs (an element without children keeps its box). Readers check that a box holds its
+    /// children (OCR-D's PAGE validator, hocr-check), and a paragraph split from a block must not keep the block's box.
+    public func enclosingBoxes() -> PageResult {
+        func union(_ boxes: [Rect], or own: Rect) -> Rect { boxes.dropFirst().reduce(boxes.first ?? own) { $0.union($1) } }
+        var result = self
+        result.blocks = blocks.map { block in
+            var block = block
+            block.paragraphs = block.paragraphs.map { paragraph in
+                var paragraph = paragraph
+                paragraph.lines = paragraph.lines.map { line in
+                    var line = line
+                    line.box = union(line.words.map(\.box), or: line.box)
+                    return line
+                }
+                paragraph.box = union(paragraph.lines.map(\.box), or: paragraph.box)
+                return paragraph
+            }
+            block.box = union(block.paragraphs.map(\.box), or: block.box)
+            return block
+        }
+        return result
     }
 }
 

@@ -26,11 +26,23 @@ public enum Scripts {
     public static func join(_ words: [String]) -> String {
         var line = ""
         for word in words where !word.isEmpty {
-            if let last = line.last, let first = word.first, !(isUnspaced(last) && isUnspaced(first)) {
-                line.append(" ")
-            }
+            if !line.isEmpty, isSpaced(line, word) { line.append(" ") }
             line += word
         }
         return line
+    }
+
+    /// A word without the white space the engine sometimes leaves at its ends (" ——"): lines and their documents put
+    /// one space between words, so a word's own would double it.
+    public static func trimmed(_ word: String) -> String {
+        guard word.first?.isWhitespace == true || word.last?.isWhitespace == true else { return word }
+        return String(word.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+
+    /// Whether a space goes between two neighbouring words of a line (`join`'s rule): every renderer spaces a line
+    /// the same way as its text.
+    public static func isSpaced(_ left: String, _ right: String) -> Bool {
+        guard let last = left.last, let first = right.first else { return false }
+        return !(isUnspaced(last) && isUnspaced(first))
     }
 }

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRender
 import FarmStore
 
 /// What to export.
@@ -199,6 +200,7 @@ public final class StoreExport {
         let digits = max(4, String(max(document.pageCount, 1)).count)
         let pdf = options.formats.contains(.pdf) ? DocumentPDF(directory: folder.stagingPath, prefix: "d\(document.id)") : nil
         var subfolder: ExportFolder.Subfolder?
+        var subfolderPath: String?
         var missing: [OutputFormat: (count: Int, pages: [Int])] = [:]
         var degraded: [(number: Int, code: String, kind: DegradedPage.Kind)] = []
         let pdfPages = SourcePDFPages(scratch: folder.stagingPath, name: "d\(document.id)-split")
@@ -245,8 +247,16 @@ public final class StoreExport {
                         try pdf?.append(bytes)
                         continue
                     }
-                    if subfolder == nil { subfolder = try folder.subfolder(name) }
-                    try folder.write(bytes, as: Self.padded(page.number, digits) + "." + format.fileExtension, in: subfolder)
+                    if subfolder == nil {
+                        subfolder = try folder.subfolder(name)
+                        subfolderPath = FileSystem.canonicalPath(folder.path + "/" + name)
+                    }
+                    // The XML names the page image as the worker knew it ("scan.tif page 3"): here it is the
+                    // page's file, by a path that resolves from the folder the XML is written into.
+                    let pointed = page.source.string.map { source in
+                        PageArtifacts.pointed(bytes, format, at: Self.relativePath(to: source, from: subfolderPath))
+                    } ?? bytes
+                    try folder.write(pointed, as: Self.padded(page.number, digits) + "." + format.fileExtension, in: subfolder)
                     summary.files += 1
                 }
                 if written { summary.pages += 1 }
@@ -306,6 +316,17 @@ public final class StoreExport {
             (counts[state] ?? 0) > 0 ? "\(counts[state]!) \(state.rawValue)" : nil
         }
         return "\(counts[.done] ?? 0) of \(total) page\(total == 1 ? "" : "s") done" + (rest.isEmpty ? "" : " (" + rest.joined(separator: ", ") + ")")
+    }
+
+    /// `file` (absolute) as a path relative to `directory` (absolute, without symbolic links): "../scans/a.png".
+    /// `file` itself when `directory` is not known.
+    static func relativePath(to file: String, from directory: String?) -> String {
+        guard file.hasPrefix("/"), let base = directory else { return file }
+        let from = base.split(separator: "/"), to = file.split(separator: "/")
+        var common = 0
+        while common < from.count && common < to.count - 1 && from[common] == to[common] { common += 1 }
+        let up = Array(repeating: "..", count: from.count - common)
+        return (up + to[common...].map(String.init)).joined(separator: "/")
     }
 
     static func padded(_ number: Int, _ digits: Int) -> String {

@@ -11,7 +11,7 @@ public enum ALTO {
         <?xml version="1.0" encoding="UTF-8"?>
         <alto xmlns="\(namespace)" xmlns:xlink="http://www.w3.org/1999/xlink" \
         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
-        xsi:schemaLocation="\(namespace) http://www.loc.gov/standards/alto/v4/alto-4-2.xsd">
+        xsi:schemaLocation="\(namespace) http://www.loc.gov/standards/alto/v4/alto-4-4.xsd">
           <Description>
             <MeasurementUnit>pixel</MeasurementUnit>
             <sourceImageInformation>
@@ -35,21 +35,27 @@ public enum ALTO {
     /// One `Page` element.
     public static func page(_ page: ExportPage) -> String {
         let n = page.number
-        var out = "    <Page ID=\"page_\(n)\" PHYSICAL_IMG_NR=\"\(n)\" WIDTH=\"\(page.imageWidth)\" HEIGHT=\"\(page.imageHeight)\">\n"
+        var out = "    <Page ID=\"page_\(n)\" PHYSICAL_IMG_NR=\"\(n)\" WIDTH=\"\(page.imageWidth)\" HEIGHT=\"\(page.imageHeight)\""
+        // The page's text direction in the image (degrees counterclockwise); blocks say their own where they differ.
+        let pageAngle = page.textAngle
+        out += (pageAngle == 0 ? "" : " ROTATION=\"\(number(pageAngle))\"") + ">\n"
         out += "      <PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"\(page.imageWidth)\" HEIGHT=\"\(page.imageHeight)\">\n"
         var line = 0, word = 0
         for (b, block) in page.result.blocks.enumerated() {
             let lines = block.paragraphs.flatMap(\.lines)
             guard !lines.isEmpty else { continue }
-            out += "        <TextBlock ID=\"block_\(n)_\(b + 1)\" \(position(block.box, page)) LANG=\"\(page.language)\">\n"
+            let blockAngle = page.textAngle(of: block.box)
+            out += "        <TextBlock ID=\"block_\(n)_\(b + 1)\" \(position(page.bounds(of: block)))"
+                + (blockAngle == 0 && pageAngle == 0 ? "" : " ROTATION=\"\(number(blockAngle))\"") + " LANG=\"\(page.language)\">\n"
             out += shape(block.box, page, indent: 10)
             for textLine in lines {
                 line += 1
-                out += "          <TextLine ID=\"line_\(n)_\(line)\" \(position(textLine.box, page))>\n"
+                out += "          <TextLine ID=\"line_\(n)_\(line)\" \(position(page.bounds(of: textLine)))>\n"
                 out += shape(textLine.box, page, indent: 12)
                 for (index, w) in textLine.words.enumerated() {
                     word += 1
-                    if index > 0 {
+                    // An SP only where the text has a space (none between Chinese or Japanese words).
+                    if index > 0 && Scripts.isSpaced(textLine.words[index - 1].text, w.text) {
                         let previous = page.bounds(textLine.words[index - 1].box), current = page.bounds(w.box)
                         out += "            <SP WIDTH=\"\(max(0, current.x - previous.maxX))\" HPOS=\"\(previous.maxX)\" VPOS=\"\(previous.y)\"/>\n"
                     }
@@ -77,8 +83,9 @@ public enum ALTO {
         return out
     }
 
-    static func position(_ box: Rect, _ page: ExportPage) -> String {
-        let r = page.bounds(box)
+    static func position(_ box: Rect, _ page: ExportPage) -> String { position(page.bounds(box)) }
+
+    static func position(_ r: Rect) -> String {
         return "HPOS=\"\(r.x)\" VPOS=\"\(r.y)\" WIDTH=\"\(r.width)\" HEIGHT=\"\(r.height)\""
     }
 
@@ -87,6 +94,20 @@ public enum ALTO {
         let pad = String(repeating: " ", count: indent)
         let points = page.polygon(box).map { "\($0.x),\($0.y)" }.joined(separator: " ")
         return "\(pad)<Shape><Polygon POINTS=\"\(points)\"/></Shape>\n"
+    }
+
+    /// A number as XML writes it: "90", "1.5" (no exponent, no trailing zeros; at most three decimals).
+    static func number(_ value: Double) -> String {
+        let thousandths = Int((value * 1000).rounded())
+        let whole = String(abs(thousandths) / 1000), fraction = abs(thousandths) % 1000
+        var text = (thousandths < 0 ? "-" : "") + whole
+        if fraction != 0 {
+            var digits = String(fraction)
+            digits = String(repeating: "0", count: 3 - digits.count) + digits
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
+        }
+        return text
     }
 
     static func format3(_ value: Double) -> String {

@@ -1,4 +1,7 @@
 import FarmCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One recognized page as the renderers see it: the result model, and the image its coordinates refer to.
 ///
@@ -14,8 +17,9 @@ public struct ExportPage: Sendable {
     /// Tesseract language codes the page was read in, in priority order.
     public let languages: [String]
 
+    /// `result`'s boxes are made to hold their children (`PageResult.enclosingBoxes`) before rendering.
     public init(result: PageResult, imageName: String, number: Int, languages: [String] = ["eng"]) {
-        self.result = result
+        self.result = Self.visibleWords(Self.trimmedWords(result)).enclosingBoxes()
         self.imageName = imageName
         self.number = number
         self.languages = languages
@@ -39,6 +43,90 @@ public struct ExportPage: Sendable {
     /// The quadrilateral of a box as integer points inside the image.
     public func polygon(_ box: Rect) -> [(x: Int, y: Int)] {
         quad(box).corners.map { (clamp($0.x, imageWidth), clamp($0.y, imageHeight)) }
+    }
+
+    /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), words left with no text
+    /// left out, and lines left with no words: the formats space words themselves, a word must have content (ALTO's
+    /// CONTENT) and an ALTO line a String.
+    static func trimmedWords(_ result: PageResult) -> PageResult {
+        var trimmed = result
+        for b in trimmed.blocks.indices {
+            for p in trimmed.blocks[b].paragraphs.indices {
+                trimmed.blocks[b].paragraphs[p].lines = trimmed.blocks[b].paragraphs[p].lines.compactMap { line in
+                    var line = line
+                    line.words = line.words.compactMap { word in
+                        var word = word
+                        word.text = Scripts.trimmed(word.text)
+                        return word.text.isEmpty ? nil : word
+                    }
+                    return line.words.isEmpty ? nil : line
+                }
+            }
+        }
+        return trimmed
+    }
+
+    /// `result` with every word box at least two pixels of the original image wide and high (grown about its
+    /// center, inside the page): a speck read as a word on a photo taken from afar would otherwise shrink to a
+    /// line or a point there, which is no polygon (PAGE) and no box.
+    static func visibleWords(_ result: PageResult) -> PageResult {
+        guard result.toOriginal != nil, result.width > 0, result.height > 0 else { return result }
+        let page = result.originalQuad(of: Rect(x: 0, y: 0, width: result.width, height: result.height))
+        let scale = (abs(page.area) / Double(result.width * result.height)).squareRoot()
+        guard scale > 0 else { return result }
+        let minimum = Int((2 / scale).rounded(.up))
+        var grown = result
+        grown.updateLines { line in
+            for index in line.words.indices {
+                var box = line.words[index].box
+                if box.width < minimum {
+                    box.x = max(0, box.x - (minimum - box.width) / 2)
+                    box.width = min(minimum, result.width - box.x)
+                }
+                if box.height < minimum {
+                    box.y = max(0, box.y - (minimum - box.height) / 2)
+                    box.height = min(minimum, result.height - box.y)
+                }
+                line.words[index].box = box
+            }
+        }
+        return grown
+    }
+
+    /// The bounding rectangle of a line in the original image: the union of its words' (the line's own box when
+    /// it has none), so that the line holds its words there too (a turned rectangle's bounds are wider than it).
+    public func bounds(of line: Line) -> Rect { union(line.words.map { bounds($0.box) }) ?? bounds(line.box) }
+    public func bounds(of paragraph: Paragraph) -> Rect { union(paragraph.lines.map(bounds(of:))) ?? bounds(paragraph.box) }
+    public func bounds(of block: Block) -> Rect { union(block.paragraphs.map(bounds(of:))) ?? bounds(block.box) }
+
+    private func union(_ boxes: [Rect]) -> Rect? { boxes.first.map { boxes.dropFirst().reduce($0) { $0.union($1) } } }
+
+    /// The direction of a box's text in the original image, in degrees counterclockwise from the image's x axis in
+    /// [0, 360): 0 on an upright page, 270 on a scan turned a quarter clockwise (its lines run down), a few
+    /// degrees for a skewed scan. Taken from the map to the original image, so orientation, deskew and
+    /// rectification all count; rounded to a tenth of a degree.
+    public func textAngle(of box: Rect) -> Double {
+        guard let toOriginal = result.toOriginal else { return 0 }
+        let middle = Double(box.y) + Double(box.height) / 2
+        let start = toOriginal.apply(Point(Double(box.x), middle)), end = toOriginal.apply(Point(Double(box.maxX), middle))
+        // y runs down in images: a line running up the image has a positive angle.
+        let degrees = atan2(start.y - end.y, end.x - start.x) * 180 / .pi
+        let tenths = Int((degrees * 10).rounded())
+        return Double(((tenths % 3600) + 3600) % 3600) / 10
+    }
+
+    /// The text direction of the whole page (`textAngle` of the recognized page).
+    public var textAngle: Double { textAngle(of: Rect(x: 0, y: 0, width: max(1, result.width), height: max(1, result.height))) }
+
+    /// Pixels per inch of the original image, the one the boxes are in: the resolution its file declared, else
+    /// the recognized image's resolution carried back through the map's scale; 0 when neither is known.
+    public var originalResolution: Int {
+        if let declared = result.findings["decode"]?["resolution"]?.intValue, declared > 0 { return declared }
+        guard result.resolution > 0 else { return 0 }
+        guard result.toOriginal != nil else { return result.resolution }
+        let page = quad(Rect(x: 0, y: 0, width: max(1, result.width), height: max(1, result.height)))
+        let scale = (abs(page.area) / Double(max(1, result.width) * max(1, result.height))).squareRoot()
+        return Int((Double(result.resolution) * scale).rounded())
     }
 
     /// Whether the boxes are turned or warped in the original image (a rectangle is not exact there).

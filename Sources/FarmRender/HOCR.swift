@@ -27,20 +27,25 @@ public enum HOCR {
         let n = page.number
         var out = "  <div class='ocr_page' id='page_\(n)' title='image \"\(XML.escaped(page.imageName))\"; "
             + "bbox 0 0 \(page.imageWidth) \(page.imageHeight); ppageno \(n - 1)"
-        if page.result.resolution > 0 { out += "; scan_res \(page.result.resolution) \(page.result.resolution)" }
+        // The boxes are in the original image, so its resolution is the one they are measured in.
+        let resolution = page.originalResolution
+        if resolution > 0 { out += "; scan_res \(resolution) \(resolution)" }
         out += "'>\n"
         var line = 0, word = 0, paragraph = 0
         for (b, block) in page.result.blocks.enumerated() {
-            out += "   <div class='ocr_carea' id='block_\(n)_\(b + 1)' title='\(geometry(block.box, page))'>\n"
+            out += "   <div class='ocr_carea' id='block_\(n)_\(b + 1)' title='\(geometry(block.box, page.bounds(of: block), page))'>\n"
             for par in block.paragraphs {
                 paragraph += 1
-                out += "    <p class='ocr_par' id='par_\(n)_\(paragraph)' lang='\(page.language)' title='\(geometry(par.box, page))'>\n"
+                out += "    <p class='ocr_par' id='par_\(n)_\(paragraph)' lang='\(page.language)' "
+                    + "title='\(geometry(par.box, page.bounds(of: par), page))\(textAngle(par.box, page))'>\n"
                 for textLine in par.lines {
                     line += 1
-                    out += "     <span class='ocr_line' id='line_\(n)_\(line)' title='\(geometry(textLine.box, page))'>"
+                    out += "     <span class='ocr_line' id='line_\(n)_\(line)' "
+                        + "title='\(geometry(textLine.box, page.bounds(of: textLine), page))\(textAngle(textLine.box, page))'>"
                     for (index, w) in textLine.words.enumerated() {
                         word += 1
-                        if index > 0 { out += " " }
+                        // Spaced as the text is: none between Chinese or Japanese words.
+                        if index > 0 && Scripts.isSpaced(textLine.words[index - 1].text, w.text) { out += " " }
                         out += "<span class='ocrx_word' id='word_\(n)_\(word)' title='\(geometry(w.box, page)); "
                             + "x_wconf \(Int(w.confidence.rounded()))'"
                         if let language = w.language, language != page.languages.first { out += " lang='\(XML.escaped(language))'" }
@@ -56,10 +61,19 @@ public enum HOCR {
         return out
     }
 
-    static func geometry(_ box: Rect, _ page: ExportPage) -> String {
-        let r = page.bounds(box)
+    static func geometry(_ box: Rect, _ page: ExportPage) -> String { geometry(box, page.bounds(box), page) }
+
+    /// `bbox` is `bounds` (a line's is the union of its words'); `poly` the box's own quadrilateral.
+    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage) -> String {
         var text = "bbox \(r.x) \(r.y) \(r.maxX) \(r.maxY)"
         if page.isWarped { text += "; poly " + page.polygon(box).map { "\($0.x) \($0.y)" }.joined(separator: " ") }
         return text
+    }
+
+    /// `; textangle A` (degrees counterclockwise, as Tesseract writes it for turned text) where the text does not
+    /// run along the image's x axis: readers (OCRmyPDF's renderer) lay the line's words along it.
+    static func textAngle(_ box: Rect, _ page: ExportPage) -> String {
+        let angle = page.textAngle(of: box)
+        return angle == 0 ? "" : "; textangle \(ALTO.number(angle))"
     }
 }

@@ -19,7 +19,7 @@ public enum PAGEXML {
             <Created>\(time)</Created>
             <LastChange>\(time)</LastChange>
           </Metadata>
-          <Page imageFilename="\(XML.escaped(page.imageName))" imageWidth="\(page.imageWidth)" imageHeight="\(page.imageHeight)">
+          <Page imageFilename="\(XML.escaped(page.imageName))" imageWidth="\(page.imageWidth)" imageHeight="\(page.imageHeight)"\(orientation(page.textAngle))>
 
         """
         let blocks = page.result.blocks.enumerated().filter { !$0.element.paragraphs.flatMap(\.lines).isEmpty }
@@ -33,7 +33,8 @@ public enum PAGEXML {
         var line = 0, word = 0
         for (b, block) in blocks {
             let lines = block.paragraphs.flatMap(\.lines)
-            out += "    <TextRegion id=\"region_\(n)_\(b + 1)\" type=\"paragraph\" primaryLanguage=\"\(languageName(page.language))\">\n"
+            out += "    <TextRegion id=\"region_\(n)_\(b + 1)\"\(orientation(page.textAngle(of: block.box), always: page.textAngle != 0)) "
+                + "type=\"paragraph\" primaryLanguage=\"\(languageName(page.language))\">\n"
             out += "      <Coords points=\"\(points(block.box, page))\"/>\n"
             var regionText: [String] = []
             for textLine in lines {
@@ -57,6 +58,14 @@ public enum PAGEXML {
         }
         out += "  </Page>\n</PcGts>\n"
         return out
+    }
+
+    /// ` orientation="A"`: PAGE's angle is the clockwise turn that sets the text upright, in (-180, 180], which is the
+    /// text's counterclockwise angle in the image (OCR-D turns the image by −A counterclockwise). Left out at 0
+    /// unless `always` (a region on a turned page states its own angle, since OCR-D reads a missing one as 0).
+    static func orientation(_ textAngle: Double, always: Bool = false) -> String {
+        guard textAngle != 0 || always else { return "" }
+        return " orientation=\"\(ALTO.number(textAngle > 180 ? textAngle - 360 : textAngle))\""
     }
 
     static func points(_ box: Rect, _ page: ExportPage) -> String {

@@ -20,16 +20,20 @@ public enum PageArtifacts {
         languages == [PageOptions.automaticLanguage] ? [result.language ?? "eng"] : languages
     }
 
-    /// The JSON document of one page: where it comes from (`source`, and `page` in it from 1), then the result.
+    /// The version of the JSON page object (docs/formats.md): raised when a field changes meaning or goes away.
+    public static let jsonVersion = 1
+
+    /// The JSON document of one page, the same object in `ocr --format json` (in its `pages`), in the store and in
+    /// `export`: its shape's `version`, where it comes from (`source`, and `page` in it from 1), then the result.
     public static func json(source: String, page: Int, result: PageResult) -> JSON {
-        var fields: [(String, JSON)] = [("source", JSON(source)), ("page", JSON(page))]
+        var fields: [(String, JSON)] = [("version", JSON(jsonVersion)), ("source", JSON(source)), ("page", JSON(page))]
         if case .object(let resultFields) = result.json { fields += resultFields }
         return .object(fields)
     }
 
     /// The JSON document of a page that could not be read: where it comes from, and why.
     public static func json(source: String, page: Int, failure: PageFailure) -> JSON {
-        .object([("source", JSON(source)), ("page", JSON(page)),
+        .object([("version", JSON(jsonVersion)), ("source", JSON(source)), ("page", JSON(page)),
                  ("error", .object([("code", JSON(failure.code.rawValue)), ("stage", JSON(failure.stage)),
                                     ("message", JSON(failure.message))]))])
     }
@@ -54,5 +58,36 @@ public enum PageArtifacts {
             }
             return (output, Array(text.utf8))
         }
+    }
+}
+
+extension PageArtifacts {
+    /// A rendering of `format` with its page image named `imageName` instead (the first image reference: hOCR's
+    /// `image`, ALTO's `fileName`, PAGE's `imageFilename`); other formats, and a rendering without one, unchanged.
+    /// An export points its files at the page image by a path that resolves from where they are written.
+    public static func pointed(_ rendering: [UInt8], _ format: OutputFormat, at imageName: String) -> [UInt8] {
+        let (opening, closing): (String, String)
+        switch format {
+        case .hocr: (opening, closing) = ("title='image \"", "\"")
+        case .alto: (opening, closing) = ("<fileName>", "</fileName>")
+        case .page: (opening, closing) = ("imageFilename=\"", "\"")
+        case .pdf, .json, .text: return rendering
+        }
+        let open = Array(opening.utf8), close = Array(closing.utf8)
+        guard let start = firstRange(of: open, in: rendering, from: 0)?.upperBound,
+              let end = firstRange(of: close, in: rendering, from: start)?.lowerBound else { return rendering }
+        return Array(rendering[..<start]) + Array(XML.escaped(imageName).utf8) + Array(rendering[end...])
+    }
+
+    private static func firstRange(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Range<Int>? {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
+        var index = start
+        while index + needle.count <= haystack.count {
+            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                return index..<(index + needle.count)
+            }
+            index += 1
+        }
+        return nil
     }
 }

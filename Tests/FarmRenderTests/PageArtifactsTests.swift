@@ -30,15 +30,16 @@ struct PageArtifactsTests {
         #expect(withoutPDF.map(\.0) == [.json])
     }
 
-    @Test("the page JSON names its source and page first, then the result; a failure gives its code, stage and reason")
+    @Test("the page JSON gives its shape's version, its source and page first, then the result; a failure its code, stage and reason")
     func json() {
         let document = PageArtifacts.json(source: "scan.png", page: 3, result: result)
         guard case .object(let fields) = document else { Issue.record("not an object"); return }
-        #expect(fields.prefix(2).map(\.0) == ["source", "page"])
+        #expect(fields.prefix(3).map(\.0) == ["version", "source", "page"])
+        #expect(document["version"]?.intValue == PageArtifacts.jsonVersion)
         #expect(document["page"]?.intValue == 3 && document["text"]?.stringValue == "Tom\n")
         let failure = PageArtifacts.json(source: "bad.png", page: 1,
                                          failure: PageFailure(stage: "decode", code: .decodeFailed, message: "not an image"))
-        #expect(failure.rendered == #"{"source":"bad.png","page":1,"error":{"code":"decode-failed","stage":"decode","message":"not an image"}}"#)
+        #expect(failure.rendered == #"{"version":1,"source":"bad.png","page":1,"error":{"code":"decode-failed","stage":"decode","message":"not an image"}}"#)
     }
 
     @Test("documents declare the languages given, or with --lang auto the one the page was found to be in")

@@ -18,6 +18,20 @@ public enum Capabilities {
     /// Root, with mount(8): a test may mount a tmpfs.
     public static var canMount: Bool { allRequired || (getuid() == 0 && Run.which("mount") != nil) }
 
+    /// The formats' validators (Scripts/validators, which Scripts/test runs): `python` runs Scripts/validate-formats.
+    public static var hasFormatValidators: Bool {
+        allRequired || FileManager.default.isExecutableFile(atPath: FormatValidators.python)
+    }
+
     /// Root, with ip(8): a test may make network namespaces.
     public static var canMakeNetworkNamespaces: Bool { allRequired || (getuid() == 0 && Run.which("ip") != nil) }
+}
+
+/// The readers' own validators of hOCR, ALTO and PAGE, installed by Scripts/validators into a venv.
+public enum FormatValidators {
+    public static var python: String { Fixtures.packageRoot + "/.build/validators/bin/python" }
+    public static var script: String { Fixtures.packageRoot + "/Scripts/validate-formats" }
+
+    /// Runs one check (`Scripts/validate-formats CHECK ARGUMENTS…`).
+    public static func run(_ arguments: [String]) throws -> ProcessOutput { try Run.process(python, [script] + arguments) }
 }
