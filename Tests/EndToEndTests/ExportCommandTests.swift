@@ -243,7 +243,7 @@ struct ExportCommandTests {
         let out = farm.folder.file("exports/usage")
         let cases: [([String], String)] = [
             ([], "--out DIR is required"),
-            (["--out", out, "--format", "pdf,docx"], "--format takes pdf, txt, hocr, alto, page, json, not 'docx'"),
+            (["--out", out, "--format", "pdf,docx"], "--format takes pdf, text, hocr, alto, page, json, not 'docx'"),
             (["--out", out, "somewhere"], "export takes no arguments"),
             (["--out", out, "--document", ""], "--document needs a name"),
         ]

@@ -51,11 +51,12 @@ struct PageArtifactsTests {
         #expect(PageArtifacts.described([PageOptions.automaticLanguage], result) == ["eng"])
     }
 
-    @Test("one spelling per format: raw values are what is stored; export names the text txt")
+    @Test("one spelling per format: raw values are what is stored and shown; txt is taken for the text too")
     func formats() {
         #expect(OutputFormat.storable.map(\.rawValue) == ["pdf", "hocr", "alto", "page", "json"])
-        #expect(OutputFormat.exported.map(\.exportName) == ["pdf", "txt", "hocr", "alto", "page", "json"])
-        #expect(OutputFormat(exportName: "txt") == .text && OutputFormat(exportName: "text") == nil)
+        #expect(OutputFormat.exported.map(\.exportName) == ["pdf", "text", "hocr", "alto", "page", "json"])
+        #expect(OutputFormat(exportName: "txt") == .text && OutputFormat(exportName: "text") == .text)
+        #expect(OutputFormat(exportName: "docx") == nil)
         #expect(OutputFormat.allCases.filter(\.needsPageImage) == [.pdf])
         var options = PageOptions(outputs: [.hocr, .json])
         #expect(PageOptions(json: options.json).outputs == [.hocr, .json])
