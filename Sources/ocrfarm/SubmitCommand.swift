@@ -225,6 +225,8 @@ enum CorrectionOptions {
                    "fast (one reading) or accurate (three readings, the surest line kept; fewer errors, under half the speed). Default: fast."),
         OptionSpec("--no-second-reading",
                    "At fast, do not read weak pages again (other image variants, the surest reading of each line kept)."),
+        OptionSpec("--image-dpi", value: "N",
+                   "The scans' resolution, for files that do not say it or say it wrong (sets the PDF page size; default: the file's, else inferred from the page's shape and text size)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
@@ -257,6 +259,7 @@ enum CorrectionOptions {
             .flatMap(RecognitionLevel.init(rawValue:)) ?? .fast
         options.languageCorrection = !arguments.flag("--no-language-correction")
         options.secondReading = !arguments.flag("--no-second-reading")
+        options.imageDPI = try arguments.int("--image-dpi", range: PageOptions.imageDPIRange)
         return options
     }
 }
