@@ -10,8 +10,11 @@ public final class PageAnalyzer {
     public init() throws(ICUError) { breaker = try WordBreaker() }
 
     /// The language (nil when the text has no words in the page's scripts) and keywords of `text`.
-    public func analyze(_ text: String, languages: [String]) -> (language: String?, keywords: [String]) {
+    /// `confidence`: the best confidence each word (lower-cased) was read with, which keeps OCR debris out of the
+    /// keywords (`Keywords.extract`).
+    public func analyze(_ text: String, languages: [String], confidence: [String: Double]? = nil) -> (language: String?, keywords: [String]) {
         let tokens = breaker.tokens(in: text)
-        return (PageLanguage.detect(tokens: tokens, languages: languages), Keywords.extract(from: tokens, languages: languages))
+        return (PageLanguage.detect(tokens: tokens, languages: languages),
+                Keywords.extract(from: tokens, languages: languages, confidence: confidence))
     }
 }

@@ -182,7 +182,14 @@ public final class PageProcessor {
     /// Sets the page's language and keywords from its recognized text.
     private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer, languages: [String]) {
         let start = Clock.monotonicNanoseconds
-        (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages)
+        var confidence: [String: Double] = [:]
+        for word in result.lines.lazy.flatMap(\.words) {
+            // The engine's word keeps its punctuation ("Software!"); the keyword is the word inside it.
+            let inner = word.text.drop { !$0.isLetter && !$0.isNumber }.reversed().drop { !$0.isLetter && !$0.isNumber }.reversed()
+            let key = Keywords.comparisonKey(String(inner))
+            confidence[key] = max(confidence[key] ?? 0, word.confidence)
+        }
+        (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages, confidence: confidence)
         result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
     }
 

@@ -3,14 +3,15 @@ import FarmAnalysis
 
 @Suite("Keywords")
 struct KeywordsTests {
-    @Test("English: stop words, numbers, single letters and punctuation dropped; first spelling kept once, in order")
+    @Test("English: stop words, numbers, single letters and punctuation dropped; first spelling kept once; most said first")
     func english() {
         let text = """
             The Licensor grants you a license to use the Software in 2024, and the license is free.
             See section 3 (b) of THE LICENSE: software x is provided "as is"; Software!
             """
         let keywords = Keywords.extract(from: text, languages: ["eng"])
-        #expect(keywords == ["Licensor", "grants", "license", "use", "Software", "free", "section", "provided"])
+        // license and Software three times each, the rest once, in the order they come.
+        #expect(keywords == ["license", "Software", "Licensor", "grants", "use", "free", "section", "provided"])
     }
 
     @Test("every kept English word is a word of the text and no stop word; none of one character")
@@ -56,5 +57,35 @@ struct KeywordsTests {
         #expect(StopWords.words(for: ["chi_tra"]).contains("我們"))
         #expect(StopWords.words(for: ["chi_sim_vert"]) == StopWords.words(for: ["chi_sim"]))
         #expect(StopWords.words(for: ["eng"]).count >= 150)
+    }
+}
+
+@Suite("Keywords worth reading")
+struct RankedKeywordsTests {
+    @Test("ranked by how often the page says them; OCR debris out; at most 20")
+    func ranked() {
+        let text = """
+            The archive keeps letters. Letters from the archive of the town: letters and maps, ee tHeDitFer l0ve eee.
+            """ + String(repeating: " alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform", count: 1)
+        let keywords = Keywords.extract(from: text, languages: ["eng"])
+        #expect(keywords.prefix(2) == ["letters", "archive"], "\(keywords)")
+        for debris in ["ee", "tHeDitFer", "l0ve", "eee"] { #expect(!keywords.contains(debris), "\(debris) in \(keywords)") }
+        #expect(keywords.count == Keywords.limit)
+    }
+
+    @Test("names, dates and measures are kept whole and rank before plain words said as often")
+    func namedThings() {
+        let text = "Files are covered by the Boost Software License. Shipped on 12 March 1998 and 1998-03-12, 25 kg in all."
+        let keywords = Keywords.extract(from: text, languages: ["eng"])
+        for named in ["Boost Software License", "12 March 1998", "25 kg"] {
+            #expect(keywords.contains(named), "\(named) missing from \(keywords)")
+        }
+        #expect(keywords.firstIndex(of: "Boost Software License")! < keywords.firstIndex(of: "covered")!, "\(keywords)")
+    }
+
+    @Test("a word the reader was unsure of is left out")
+    func confidence() {
+        let keywords = Keywords.extract(from: "Ditferonnal equations", languages: ["eng"], confidence: ["ditferonnal": 31, "equations": 92])
+        #expect(keywords == ["equations"])
     }
 }
