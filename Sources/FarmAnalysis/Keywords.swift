@@ -12,12 +12,14 @@ import ICU
 ///   confidence `minimumConfidence`.
 /// - Named things are kept whole: runs of two to four capitalised words inside a sentence (`Boost Software
 ///   License`), dates (`1998-03-12`, `12.03.1998`, `12 March 1998`) and numbers with a unit (`25 kg`, `300 dpi`).
-/// - Ranked by how often the page says them, names, dates and measures first among equals, then by first
-///   appearance. Duplicates are found case-insensitively (’ read as '); the first spelling is kept, so German
+/// - Ranked by how often the page says them (a word among its first `headingWords`, its title or heading, as
+///   if once more), names, dates and measures first among equals, then by first appearance. Duplicates are found case-insensitively (’ read as '); the first spelling is kept, so German
 ///   nouns keep their capital.
 public enum Keywords {
     /// The most keywords a page keeps.
     public static let limit = 20
+    /// The first words of a page that count as its heading (`Candidate.score`).
+    static let headingWords = 12
     /// A word read only below this confidence (Tesseract's 0-100) is not trusted as a keyword.
     public static let minimumConfidence = 60.0
 
@@ -32,7 +34,10 @@ public enum Keywords {
     private struct Candidate {
         let spelling: String
         var count: Int
+        /// Its place among the page's words: a word of the page's first lines (its title, its heading) ranks as if
+        /// said once more.
         let first: Int
+        var score: Int { count + (first < Keywords.headingWords ? 1 : 0) }
         /// A name, a date or a measure: ranks before plain words said as often.
         let named: Bool
     }
@@ -90,7 +95,7 @@ public enum Keywords {
         for named in namedThings(in: tokens) { add(named, named: true) }
 
         return candidates.values.sorted { a, b in
-            if a.count != b.count { return a.count > b.count }
+            if a.score != b.score { return a.score > b.score }
             if a.named != b.named { return a.named }
             return a.first < b.first
         }.prefix(limit).map(\.spelling)

@@ -19,8 +19,9 @@ struct KeywordsCommandTests {
         #expect(page["language"]?.stringValue == "chi_sim")
         let keywords = try #require(page["keywords"]?.arrayValue?.compactMap { $0.stringValue })
         let chinese = keywords.filter { $0.unicodeScalars.contains(where: Scripts.isHan) }
-        #expect(chinese.count >= 15, "\(chinese)")
-        for expected in ["论语", "万物", "圣人", "君子"] {
+        #expect(chinese.count >= 12 && keywords.count <= Keywords.limit, "\(keywords)")
+        // The words the page says most: the sages of chapter 3 of the Daodejing, the disciple of the Analects.
+        for expected in ["圣人", "无为", "子贡"] {
             #expect(chinese.contains(expected), "\(expected) missing from \(chinese)")
         }
         let stopWords = StopWords.words(for: ["chi_sim", "eng"])
@@ -28,22 +29,21 @@ struct KeywordsCommandTests {
         #expect(keywords.filter { $0.count < 2 }.isEmpty, "\(keywords)")
         #expect(Set(keywords.map { $0.lowercased() }).count == keywords.count, "duplicates in \(keywords)")
         // The English lines give keywords too, without their function words.
-        #expect(keywords.contains("Analects") && keywords.contains("software"), "\(keywords)")
+        #expect(keywords.contains("software") && keywords.contains("distributed"), "\(keywords)")
     }
 
-    @Test("an English page: eng, keywords in order of first appearance without the, of or one-letter words")
+    @Test("an English page: eng, at most 20 keywords, the most said first, without the, of or one-letter words")
     func englishPage() throws {
         let page = try page("clean-000.png", languages: "eng")
         #expect(page["language"]?.stringValue == "eng")
         let keywords = try #require(page["keywords"]?.arrayValue?.compactMap { $0.stringValue })
-        #expect(keywords.count > 50)
+        #expect(keywords.count > 10 && keywords.count <= Keywords.limit, "\(keywords)")
         let lowered = keywords.map { $0.lowercased() }
         for stop in ["the", "of", "and", "to", "a", "is"] { #expect(!lowered.contains(stop), "\(stop) in \(keywords)") }
         #expect(keywords.allSatisfy { $0.count > 1 && $0.contains(where: \.isLetter) }, "\(keywords)")
         #expect(Set(lowered).count == keywords.count, "duplicates in \(keywords)")
-        let copyright = try #require(lowered.firstIndex(of: "copyright"))
-        let software = try #require(lowered.firstIndex(of: "software"))
-        #expect(copyright < software, "copyright comes before software on the page")
+        // A licence page: copyright is what it says most, and it names its software and its licence.
+        #expect(lowered.first == "copyright" && lowered.contains("software") && lowered.contains("license"), "\(keywords)")
     }
 
     @Test("the none engine reads no text: no language, no keywords, no analyze stage")
