@@ -115,5 +115,12 @@ enum Schema {
             ALTER TABLE pages ADD COLUMN source_hash TEXT;
             ALTER TABLE pages ADD COLUMN source_size INTEGER;
             """),
+        // Documents found by name (issue 20): `search muller` finds "Brief an Müller (1).tif", accents folded as
+        // in the page index. Names already stored are indexed as they are; new ones are spaced out like page text
+        // (`SearchText`), so a Chinese name is found by any of its words.
+        Migration(version: 4, name: "document names", sql: """
+            CREATE VIRTUAL TABLE document_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+            INSERT INTO document_search (rowid, name) SELECT id, name FROM documents;
+            """),
     ]
 }

@@ -50,6 +50,18 @@ extension Store {
         get throws { try connection.userVersion >= 2 }
     }
 
+    /// Documents whose name matches `query` (accents folded, as page text is), best first, at most `limit`; none
+    /// in a store from before the name index (schema version 4).
+    public func documents(matchingName query: SearchQuery, limit: Int) throws -> [DocumentRecord] {
+        guard try connection.userVersion >= 4 else { return [] }
+        return try connection.cached("""
+            SELECT d.id, d.name, d.page_count, d.submitted_at FROM document_search s JOIN documents d ON d.id = s.rowid
+            WHERE document_search MATCH ? ORDER BY s.rank LIMIT ?
+            """).rows([.text(query.match), .integer(Int64(limit))]) {
+            DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3))
+        }
+    }
+
     /// Pages whose text matches `query`, best first, at most `limit` hits; only pages of `documents` when given.
     /// Up to `rankedSearchLimit` matches are ranked by bm25; past that the hits come in page order (`order`).
     public func search(_ query: SearchQuery, documents: [DocumentID]? = nil, limit: Int,

@@ -97,6 +97,8 @@ extension Store {
                     .integer(Int64(document.pages.count)), .real(now),
                 ])
                 let id = DocumentID(connection.lastInsertRowID)
+                try connection.cached("INSERT INTO document_search (rowid, name) VALUES (?, ?)")
+                    .execute([.integer(id.rawValue), .text(SearchText.indexed(document.name))])
                 for (number, page) in document.pages.enumerated() {
                     try insertPage.execute([
                         .integer(id.rawValue), .integer(Int64(number + 1)), .blob(page.source.bytes),

@@ -73,6 +73,8 @@ struct SearchCommand: Command {
         }
         let documents = try ReportDocuments.selected(documentNames, in: store)
         let results = try store.search(query, documents: documents.map { $0.map(\.id) }, limit: limit)
+        // Documents named like the query (`search muller` for "Brief an Müller.tif"), unless --document chose.
+        let named = documents == nil ? try store.documents(matchingName: query, limit: 10) : []
         if json {
             Console.out(JSON.object([
                 ("query", JSON(query.text)),
@@ -87,12 +89,23 @@ struct SearchCommand: Command {
                         ("rank", hit.score.map { JSON($0) } ?? .null),
                     ])
                 })),
+                ("documents_named", .array(named.map { document in
+                    .object([("document", JSON(document.name)), ("document_id", JSON(Int(document.id.rawValue))),
+                             ("pages", JSON(document.pageCount))])
+                })),
             ]).pretty + "\n")
-            return results.hits.isEmpty ? .failure : .success
+            return results.hits.isEmpty && named.isEmpty ? .failure : .success
+        }
+        var namedText = ""
+        if !named.isEmpty {
+            namedText = "documents named like it:\n"
+            for document in named {
+                namedText += "  \(Printable.text(document.name))  (\(document.pageCount) page\(document.pageCount == 1 ? "" : "s"))\n"
+            }
         }
         guard !results.hits.isEmpty else {
-            Console.out("no pages match \(query.text)\n")
-            return .failure
+            Console.out("no pages match \(query.text)\n" + namedText)
+            return named.isEmpty ? .failure : .success
         }
         let bold = Console.outputIsTerminal
         let shown = results.hits.count
@@ -116,7 +129,7 @@ struct SearchCommand: Command {
             text += "\(hit.documentName)  page \(hit.number)\(source)\n"
             text += "    " + Self.marked(hit.snippet, open: bold ? "\u{1B}[1m" : "[", close: bold ? "\u{1B}[0m" : "]") + "\n"
         }
-        Console.out(text)
+        Console.out(text + namedText)
         return .success
     }
 

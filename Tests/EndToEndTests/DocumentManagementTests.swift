@@ -51,6 +51,23 @@ struct DocumentManagementTests {
         #expect(try farm.submit([pages]).stderr.contains("submitted 1 document, 1 page (1 already submitted"))
     }
 
+    @Test("search finds a document by its name, accents folded: muller finds Brief an Müller (1).tif")
+    func searchByName() throws {
+        let farm = FarmHarness()
+        let path = farm.folder.write("Brief an Müller (1).tif", try Fixtures.read("tesseract-testdata/phototest.tif"))
+        let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", path], environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let search = try Run.ocrfarm(["search", "--store", farm.storePath, "muller"])
+        #expect(search.status == 0, "\(search.stderr)")
+        #expect(search.text == "no pages match muller\ndocuments named like it:\n  Brief an Müller (1).tif  (1 page)\n", "\(search.text)")
+        let both = try Run.ocrfarm(["search", "--store", farm.storePath, "--json", "quick"])
+        let json = try JSON.parse(Array(both.stdout))
+        #expect(json["hits"]?.arrayValue?.count == 1 && json["documents_named"]?.arrayValue?.isEmpty == true, "\(both.text)")
+        // Deleted, it is not found by name either.
+        #expect(try Run.ocrfarm(["delete", "--store", farm.storePath, "--document", "Brief an Müller (1).tif"]).status == 0)
+        #expect(try Run.ocrfarm(["search", "--store", farm.storePath, "muller"]).status == 1)
+    }
+
     @Test("a changed file: a new document beside the old one, or with --replace instead of it")
     func changedFile() throws {
         let farm = FarmHarness()
