@@ -32,8 +32,9 @@ struct RunCommand: Command {
     store has waiting (resuming an interrupted run). Ctrl-C stops it: pages being read are finished or given back to
     the queue, and the summary counts what the store holds.
 
-    Exit status: 0 every page done; 65 some pages failed; 66 nothing could be read; 74 the disk is full; 75 a coordinator
-    serves the store; 76 the store is damaged; 130 interrupted.
+    Exit status: 0 every page done; 64 bad usage; 65 some pages failed; 66 nothing could be read, or not an ocrfarm
+    store; 70 the embedded coordinator or the workers failed (STORE.log says why); 74 the disk is full, or the store
+    was moved or deleted; 75 a coordinator serves the store; 76 the store is damaged; 130 interrupted.
     """
 
     let storePath: String
