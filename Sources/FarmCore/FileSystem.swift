@@ -70,36 +70,50 @@ public enum FileSystem {
 
     public static func isDirectory(_ path: String) -> Bool { (try? status(path).kind) == .directory }
 
-    /// The whole file. `limit` refuses files larger than that many bytes.
-    public static func read(_ path: String, limit: Int? = nil) throws(FileError) -> [UInt8] {
+    /// The whole file. `limit` refuses files larger than that many bytes; `along` sees the bytes as they are read
+    /// (see `readAll`).
+    public static func read(_ path: String, limit: Int? = nil,
+                            along: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path) }
         defer { close(fd) }
-        return try readAll(fd, path: path, limit: limit)
+        return try readAll(fd, path: path, limit: limit, along: along)
     }
 
-    /// Reads everything from `fd`: one read into a buffer the size fstat reports, then more only if the file grew.
-    /// `path` is built only for an error message.
-    static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?) throws(FileError) -> [UInt8] {
+    /// Files at least this big are read on a second thread while `along` runs on the caller's (a thread costs
+    /// tens of microseconds: more than reading a small file).
+    static let overlapThreshold = 8 << 20
+    /// How much the reading thread reads before it hands a stretch to `along`: big enough that the hand-off is
+    /// rare, small enough that the stretch is still in cache when `along` reads it.
+    static let overlapStretch = 2 << 20
+
+    /// Reads everything from `fd`: one allocation of the size fstat reports, filled by read() directly, then more
+    /// only if the file grew. `path` is built only for an error message.
+    ///
+    /// `along` is called on the calling thread with every stretch of the result, in order, each once (a content
+    /// hash computed while the file is read: one pass over the bytes). For a big file a second thread reads
+    /// while `along` works on the stretch before, so hashing 200 MB costs about the hash alone instead of the
+    /// hash plus the copy out of the page cache. The file is read, never mapped: a mapping of a file that another
+    /// process truncates raises SIGBUS on access, and a submitted file may be changing.
+    static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?,
+                        along: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path()) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path(), reason: "is a directory", code: EISDIR) }
         if let limit, info.st_size > limit {
             throw FileError(path: path(), reason: "file is \(info.st_size) bytes, over the limit of \(limit)", code: EFBIG)
         }
-        // One allocation of the size fstat reports (plus one byte to see the end), filled by read() directly.
+        // Plus one byte to see the end.
         let capacity = max(Int(info.st_size), 0) + 1
         var readError: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var filled = 0
-            while filled < capacity {
-                let n = Glibc.read(fd, buffer.baseAddress! + filled, capacity - filled)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { readError = errno; break }
-                if n == 0 { break }
-                filled += n
+            let base = buffer.baseAddress!
+            if let along, capacity > overlapThreshold {
+                (count, readError) = fillOverlapped(fd, base: base, capacity: capacity, along: along)
+            } else {
+                (count, readError) = fill(fd, base: base, capacity: capacity)
+                along?(UnsafeRawBufferPointer(start: base, count: count))
             }
-            count = filled
         }
         if readError != 0 { throw FileError(path: path(), code: readError) }
         guard bytes.count == capacity else { return bytes }
@@ -112,12 +126,53 @@ public enum FileSystem {
                 throw FileError(path: path())
             }
             if count == 0 { break }
+            chunk.withUnsafeBytes { along?(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             bytes.append(contentsOf: chunk[..<count])
             if let limit, bytes.count > limit {
                 throw FileError(path: path(), reason: "file is over the limit of \(limit) bytes", code: EFBIG)
             }
         }
         return bytes
+    }
+
+    /// Reads into `base` until `capacity` bytes, the end of the file or an error: (bytes read, errno or 0).
+    private static func fill(_ fd: Int32, base: UnsafeMutablePointer<UInt8>, capacity: Int,
+                             stretch: Int = .max, filled: (Int) -> Void = { _ in }) -> (Int, Int32) {
+        var count = 0
+        while count < capacity {
+            let n = Glibc.read(fd, base + count, min(capacity - count, stretch))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return (count, errno) }
+            if n == 0 { break }
+            count += n
+            filled(count)
+        }
+        return (count, 0)
+    }
+
+    /// `fill` on a second thread, handing each stretch it has read to `along` here.
+    private static func fillOverlapped(_ fd: Int32, base: UnsafeMutablePointer<UInt8>, capacity: Int,
+                                       along: (UnsafeRawBufferPointer) -> Void) -> (Int, Int32) {
+        // The buffer outlives the thread (joined below, inside the caller's initializer), and the two threads
+        // touch disjoint bytes: the reader writes past the last count it sent, this thread reads before it;
+        // the queue's lock orders each write before its read.
+        struct Target: @unchecked Sendable { let base: UnsafeMutablePointer<UInt8> }
+        final class Outcome: @unchecked Sendable { var error: Int32 = 0 } // written before close(), read after join()
+        let target = Target(base: base)
+        let outcome = Outcome()
+        let progress = BlockingQueue<Int>()
+        let reader = NativeThread.start(name: "read", stackSize: 256 << 10) {
+            let stretch = overlapStretch
+            outcome.error = fill(fd, base: target.base, capacity: capacity, stretch: stretch) { _ = progress.push($0) }.1
+            progress.close()
+        }
+        var seen = 0
+        while let filled = progress.pop() {
+            along(UnsafeRawBufferPointer(start: base + seen, count: filled - seen))
+            seen = filled
+        }
+        reader.join()
+        return (seen, outcome.error)
     }
 
     public static func readText(_ path: String) throws(FileError) -> String {

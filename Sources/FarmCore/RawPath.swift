@@ -108,8 +108,9 @@ extension FileSystem {
     /// a socket) is refused with EINVAL without waiting: opening a FIFO for reading would block until a writer came.
     /// `followLinks: false` refuses a symbolic link as the last component (ELOOP): the coordinator reads a page
     /// file so, since a link put where a submitted file was could point at any file it may read.
-    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false,
-                            followLinks: Bool = true) throws(FileError) -> [UInt8] {
+    /// `along` sees the bytes as they are read (see `readAll`).
+    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false, followLinks: Bool = true,
+                            along: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) -> [UInt8] {
         let flags = O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0) | (followLinks ? 0 : O_NOFOLLOW)
         let fd = path.withCString { open($0, flags) }
         guard fd >= 0 else { throw FileError(path: path.description) }
@@ -124,7 +125,7 @@ extension FileSystem {
             // Back to blocking reads (a regular file ignores the flag anyway).
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         }
-        return try readAll(fd, path: path.description, limit: limit)
+        return try readAll(fd, path: path.description, limit: limit, along: along)
     }
 
     /// The status of a path named by raw bytes.

@@ -90,8 +90,10 @@ public final class Submission {
             let pages: [NewPage]
             let source = absolute(path)
             do throws(FileError) {
-                let bytes = try FileSystem.read(path, regularOnly: true)
-                hash = SHA256.hex(bytes)
+                // Hashed as it is read (one pass over the bytes; a big file's reading overlaps its hashing).
+                let hasher = SHA256.Hasher()
+                let bytes = try FileSystem.read(path, regularOnly: true, along: hasher.update)
+                hash = SHA256.hex(digest: hasher.finish())
                 pages = self.pages(of: bytes, path: path, source: source, hash: hash,
                                    pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
             } catch where error.code == ENOENT {
@@ -156,9 +158,10 @@ public final class Submission {
             // A big multi-page file is split once, here, so each job carries one page rather than the file; each
             // part is recorded by its own hash and size, as the coordinator will check it.
             return files.map { file in
-                let part = try? FileSystem.read(file, regularOnly: true)
-                return NewPage(source: file, index: 0, kind: inspection.kind, sourceHash: part.map { SHA256.hex($0) },
-                               sourceSize: part?.count)
+                let hasher = SHA256.Hasher()
+                let part = try? FileSystem.read(file, regularOnly: true, along: hasher.update)
+                return NewPage(source: file, index: 0, kind: inspection.kind,
+                               sourceHash: part.map { _ in SHA256.hex(digest: hasher.finish()) }, sourceSize: part?.count)
             }
         }
         return (0..<inspection.pages).map {
