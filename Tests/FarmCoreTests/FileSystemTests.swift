@@ -22,13 +22,16 @@ struct FileSystemTests {
 
     @Test("along sees every byte once, in order, as the file is read: small files in one piece, big ones in stretches")
     func readAlong() throws {
-        // 20 MB: over the size where a second thread reads while `along` works on the stretch before.
-        let big = (0..<(20 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+        // 20 MB, not a whole number of stretches: over the size where a second thread reads while `along` works
+        // on the stretch before.
+        let block = (0..<65_537).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+        var big: [UInt8] = []
+        for _ in 0..<320 { big += block }
         let path = folder.file("big.bin")
         try FileSystem.write(big, to: path)
         var seen: [UInt8] = []
         var calls = 0
-        let bytes = try FileSystem.read(RawPath(path), regularOnly: true, along: { seen += $0; calls += 1 })
+        let bytes = try FileSystem.read(RawPath(path), regularOnly: true, along: { seen += $0.bindMemory(to: UInt8.self); calls += 1 })
         #expect(bytes == big)
         #expect(seen == big, "the stretches are the file, in order, each once")
         #expect(calls > 2, "a big file is handed over while it is read, not at the end")
