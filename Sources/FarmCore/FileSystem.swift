@@ -73,30 +73,18 @@ public enum FileSystem {
     /// The whole file. `limit` refuses files larger than that many bytes; `along` sees the bytes as they are read
     /// (see `readAll`).
     public static func read(_ path: String, limit: Int? = nil,
-                            along: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) -> [UInt8] {
+                            along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path) }
         defer { close(fd) }
         return try readAll(fd, path: path, limit: limit, along: along)
     }
 
-    /// Files at least this big are read on a second thread while `along` runs on the caller's (a thread costs
-    /// tens of microseconds: more than reading a small file).
-    static let overlapThreshold = 8 << 20
-    /// How much the reading thread reads before it hands a stretch to `along`: big enough that the hand-off is
-    /// rare, small enough that the stretch is still in cache when `along` reads it.
-    static let overlapStretch = 2 << 20
-
     /// Reads everything from `fd`: one allocation of the size fstat reports, filled by read() directly, then more
-    /// only if the file grew. `path` is built only for an error message.
-    ///
-    /// `along` is called on the calling thread with every stretch of the result, in order, each once (a content
-    /// hash computed while the file is read: one pass over the bytes). For a big file a second thread reads
-    /// while `along` works on the stretch before, so hashing 200 MB costs about the hash alone instead of the
-    /// hash plus the copy out of the page cache. The file is read, never mapped: a mapping of a file that another
-    /// process truncates raises SIGBUS on access, and a submitted file may be changing.
+    /// only if the file grew. `path` is built only for an error message. `along` is called with every stretch of
+    /// the result, in order, each once (a content hash computed as the file is read).
     static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?,
-                        along: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(FileError) -> [UInt8] {
+                        along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path()) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path(), reason: "is a directory", code: EISDIR) }
@@ -107,15 +95,10 @@ public enum FileSystem {
         let capacity = max(Int(info.st_size), 0) + 1
         var readError: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            let base = buffer.baseAddress!
-            if let along, capacity > overlapThreshold {
-                (count, readError) = fillOverlapped(fd, base: base, capacity: capacity, along: along)
-            } else {
-                (count, readError) = fill(fd, base: base, capacity: capacity)
-                along?(UnsafeRawBufferPointer(start: base, count: count))
-            }
+            (count, readError) = fill(fd, buffer.baseAddress!, capacity: capacity)
         }
         if readError != 0 { throw FileError(path: path(), code: readError) }
+        bytes.withUnsafeBytes { along($0) }
         guard bytes.count == capacity else { return bytes }
         // The file grew while we read it: take the rest in chunks.
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -126,7 +109,7 @@ public enum FileSystem {
                 throw FileError(path: path())
             }
             if count == 0 { break }
-            chunk.withUnsafeBytes { along?(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            chunk.withUnsafeBytes { along(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             bytes.append(contentsOf: chunk[..<count])
             if let limit, bytes.count > limit {
                 throw FileError(path: path(), reason: "file is over the limit of \(limit) bytes", code: EFBIG)
@@ -136,43 +119,72 @@ public enum FileSystem {
     }
 
     /// Reads into `base` until `capacity` bytes, the end of the file or an error: (bytes read, errno or 0).
-    private static func fill(_ fd: Int32, base: UnsafeMutablePointer<UInt8>, capacity: Int,
-                             stretch: Int = .max, filled: (Int) -> Void = { _ in }) -> (Int, Int32) {
+    static func fill(_ fd: Int32, _ base: UnsafeMutableRawPointer, capacity: Int) -> (Int, Int32) {
         var count = 0
         while count < capacity {
-            let n = Glibc.read(fd, base + count, min(capacity - count, stretch))
+            let n = Glibc.read(fd, base + count, capacity - count)
             if n < 0 && errno == EINTR { continue }
             if n < 0 { return (count, errno) }
             if n == 0 { break }
             count += n
-            filled(count)
         }
         return (count, 0)
     }
 
-    /// `fill` on a second thread, handing each stretch it has read to `along` here.
-    private static func fillOverlapped(_ fd: Int32, base: UnsafeMutablePointer<UInt8>, capacity: Int,
-                                       along: (UnsafeRawBufferPointer) -> Void) -> (Int, Int32) {
-        // The buffer outlives the thread (joined below, inside the caller's initializer), and the two threads
-        // touch disjoint bytes: the reader writes past the last count it sent, this thread reads before it;
-        // the queue's lock orders each write before its read.
-        struct Target: @unchecked Sendable { let base: UnsafeMutablePointer<UInt8> }
-        final class Outcome: @unchecked Sendable { var error: Int32 = 0 } // written before close(), read after join()
-        let target = Target(base: base)
-        let outcome = Outcome()
-        let progress = BlockingQueue<Int>()
-        let reader = NativeThread.start(name: "read", stackSize: 256 << 10) {
-            let stretch = overlapStretch
-            outcome.error = fill(fd, base: target.base, capacity: capacity, stretch: stretch) { _ = progress.push($0) }.1
-            progress.close()
+    /// A file read once from start to end by `read(_:head:keepingAll:along:)`.
+    public struct Scan: Sendable {
+        /// The whole file, or only its first bytes when the rest was not kept.
+        public let bytes: [UInt8]
+        /// The file's size: every byte `along` saw.
+        public let size: Int
+        /// `bytes` is the whole file.
+        public var isWhole: Bool { bytes.count == size }
+    }
+
+    /// Reads a file once, handing every byte to `along` in order, and keeps it whole only when `keepingAll` says
+    /// so of its first `head` bytes (or it is no longer than that). Otherwise the rest goes through one reused
+    /// 1 MB buffer: a 200 MB file then costs neither 200 MB of memory nor the 51,200 page faults of filling it,
+    /// which cost about as much CPU as hashing it. The file is read, never mapped: a mapping of a file that
+    /// another process truncates raises SIGBUS on access, and a submitted file may be changing.
+    /// `regularOnly` and `followLinks` as for `read(_:limit:regularOnly:followLinks:along:)`.
+    public static func read(_ path: RawPath, head: Int = 1 << 16, regularOnly: Bool = false, followLinks: Bool = true,
+                            keepingAll: ([UInt8]) -> Bool,
+                            along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> Scan {
+        let fd = try openForReading(path, regularOnly: regularOnly, followLinks: followLinks)
+        defer { close(fd) }
+        // A look at the head that leaves the file offset at 0 (pread), so either way below reads from the start.
+        var readError: Int32 = 0
+        let first = [UInt8](unsafeUninitializedCapacity: head) { buffer, count in
+            while count < head {
+                let n = pread(fd, buffer.baseAddress! + count, head - count, off_t(count))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { readError = errno; break }
+                if n == 0 { break }
+                count += n
+            }
         }
-        var seen = 0
-        while let filled = progress.pop() {
-            along(UnsafeRawBufferPointer(start: base + seen, count: filled - seen))
-            seen = filled
+        if readError != 0 { throw FileError(path: path.description, code: readError) }
+        if first.count < head || keepingAll(first) {
+            let bytes = try readAll(fd, path: path.description, limit: nil, along: along)
+            return Scan(bytes: bytes, size: bytes.count)
         }
-        reader.join()
-        return (seen, outcome.error)
+        var kept: [UInt8] = []
+        kept.reserveCapacity(head)
+        var size = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let (count, error) = fill(fd, buffer.baseAddress!, capacity: buffer.count)
+            if error != 0 { throw FileError(path: path.description, code: error) }
+            if count == 0 { break }
+            let stretch = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            // The head kept is the one this pass read (the file may have changed since the look).
+            if kept.count < head { kept += stretch.prefix(head - kept.count) }
+            along(stretch)
+            size += count
+            if count < buffer.count { break }
+        }
+        return Scan(bytes: kept, size: size)
     }
 
     public static func readText(_ path: String) throws(FileError) -> String {
