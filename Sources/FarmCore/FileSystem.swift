@@ -152,6 +152,13 @@ public enum FileSystem {
                             along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> Scan {
         let fd = try openForReading(path, regularOnly: regularOnly, followLinks: followLinks)
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+        // Most files are smaller than the head: read whole at once, as `read` would.
+        if Int(info.st_size) < head {
+            let bytes = try readAll(fd, path: path.description, limit: nil, along: along)
+            return Scan(bytes: bytes, size: bytes.count)
+        }
         // A look at the head that leaves the file offset at 0 (pread), so either way below reads from the start.
         var readError: Int32 = 0
         let first = [UInt8](unsafeUninitializedCapacity: head) { buffer, count in
