@@ -26,6 +26,41 @@ public enum SHA256 {
         return Array(output.prefix(32))
     }
 
+    /// A digest computed piece by piece: the bytes of a file fed as they are read, so they are hashed once, while
+    /// still in cache, and need not all be in memory.
+    public final class Hasher {
+        // Owned: made by EVP_MD_CTX_new here, freed by EVP_MD_CTX_free in deinit. Not Sendable: one thread feeds it.
+        private let context: OpaquePointer
+        private var finished = false
+
+        public init() {
+            // As in `digest`: these fail only when libcrypto cannot allocate, where the process cannot go on either.
+            guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto could not allocate a digest (out of memory)") }
+            self.context = context
+            precondition(EVP_DigestInit_ex(context, Algorithm.shared.md, nil) == 1, "libcrypto could not start SHA-256")
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        /// Adds the bytes in `buffer`.
+        public func update(_ buffer: UnsafeRawBufferPointer) {
+            precondition(!finished, "SHA256.Hasher fed after finish()")
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+            precondition(EVP_DigestUpdate(context, base, buffer.count) == 1, "libcrypto could not compute SHA-256")
+        }
+
+        /// The 32-byte digest of everything added; the hasher takes no more bytes after it.
+        public func finish() -> [UInt8] {
+            precondition(!finished, "SHA256.Hasher finished twice")
+            finished = true
+            var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            let ok = output.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+            precondition(ok == 1 && length == 32, "libcrypto could not compute SHA-256")
+            return Array(output.prefix(32))
+        }
+    }
+
     /// The lowercase hex digest of `bytes`.
     public static func hex(_ bytes: [UInt8]) -> String {
         hex(digest: digest(bytes))

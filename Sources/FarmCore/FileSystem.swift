@@ -70,38 +70,35 @@ public enum FileSystem {
 
     public static func isDirectory(_ path: String) -> Bool { (try? status(path).kind) == .directory }
 
-    /// The whole file. `limit` refuses files larger than that many bytes.
-    public static func read(_ path: String, limit: Int? = nil) throws(FileError) -> [UInt8] {
+    /// The whole file. `limit` refuses files larger than that many bytes; `along` sees the bytes as they are read
+    /// (see `readAll`).
+    public static func read(_ path: String, limit: Int? = nil,
+                            along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path) }
         defer { close(fd) }
-        return try readAll(fd, path: path, limit: limit)
+        return try readAll(fd, path: path, limit: limit, along: along)
     }
 
-    /// Reads everything from `fd`: one read into a buffer the size fstat reports, then more only if the file grew.
-    /// `path` is built only for an error message.
-    static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?) throws(FileError) -> [UInt8] {
+    /// Reads everything from `fd`: one allocation of the size fstat reports, filled by read() directly, then more
+    /// only if the file grew. `path` is built only for an error message. `along` is called with every stretch of
+    /// the result, in order, each once (a content hash computed as the file is read).
+    static func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int?,
+                        along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path()) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path(), reason: "is a directory", code: EISDIR) }
         if let limit, info.st_size > limit {
             throw FileError(path: path(), reason: "file is \(info.st_size) bytes, over the limit of \(limit)", code: EFBIG)
         }
-        // One allocation of the size fstat reports (plus one byte to see the end), filled by read() directly.
+        // Plus one byte to see the end.
         let capacity = max(Int(info.st_size), 0) + 1
         var readError: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var filled = 0
-            while filled < capacity {
-                let n = Glibc.read(fd, buffer.baseAddress! + filled, capacity - filled)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { readError = errno; break }
-                if n == 0 { break }
-                filled += n
-            }
-            count = filled
+            (count, readError) = fill(fd, buffer.baseAddress!, capacity: capacity)
         }
         if readError != 0 { throw FileError(path: path(), code: readError) }
+        bytes.withUnsafeBytes { along($0) }
         guard bytes.count == capacity else { return bytes }
         // The file grew while we read it: take the rest in chunks.
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -112,12 +109,90 @@ public enum FileSystem {
                 throw FileError(path: path())
             }
             if count == 0 { break }
+            chunk.withUnsafeBytes { along(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             bytes.append(contentsOf: chunk[..<count])
             if let limit, bytes.count > limit {
                 throw FileError(path: path(), reason: "file is over the limit of \(limit) bytes", code: EFBIG)
             }
         }
         return bytes
+    }
+
+    /// Reads into `base` until `capacity` bytes, the end of the file or an error: (bytes read, errno or 0).
+    static func fill(_ fd: Int32, _ base: UnsafeMutableRawPointer, capacity: Int) -> (Int, Int32) {
+        var count = 0
+        while count < capacity {
+            let n = Glibc.read(fd, base + count, capacity - count)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return (count, errno) }
+            if n == 0 { break }
+            count += n
+        }
+        return (count, 0)
+    }
+
+    /// A file read once from start to end by `read(_:head:keepingAll:along:)`.
+    public struct Scan: Sendable {
+        /// The whole file, or only its first bytes when the rest was not kept.
+        public let bytes: [UInt8]
+        /// The file's size: every byte `along` saw.
+        public let size: Int
+        /// `bytes` is the whole file.
+        public var isWhole: Bool { bytes.count == size }
+    }
+
+    /// Reads a file once, handing every byte to `along` in order, and keeps it whole only when `keepingAll` says
+    /// so of its first `head` bytes (or it is no longer than that). Otherwise the rest goes through one reused
+    /// 256 KB buffer (small enough to stay in cache for the hash): a 200 MB file then costs neither 200 MB of
+    /// memory nor the 51,200 page faults of filling it, which cost about as much CPU as hashing it. The file is
+    /// read, never mapped: a mapping of a file that another process truncates raises SIGBUS on access, and a
+    /// submitted file may be changing.
+    /// `regularOnly` and `followLinks` as for `read(_:limit:regularOnly:followLinks:along:)`.
+    public static func read(_ path: RawPath, head: Int = 1 << 16, regularOnly: Bool = false, followLinks: Bool = true,
+                            keepingAll: ([UInt8]) -> Bool,
+                            along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> Scan {
+        let fd = try openForReading(path, regularOnly: regularOnly, followLinks: followLinks)
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+        // Most files are smaller than the head: read whole at once, as `read` would.
+        if Int(info.st_size) < head {
+            let bytes = try readAll(fd, path: path.description, limit: nil, along: along)
+            return Scan(bytes: bytes, size: bytes.count)
+        }
+        // A look at the head that leaves the file offset at 0 (pread), so either way below reads from the start.
+        var readError: Int32 = 0
+        let first = [UInt8](unsafeUninitializedCapacity: head) { buffer, count in
+            while count < head {
+                let n = pread(fd, buffer.baseAddress! + count, head - count, off_t(count))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { readError = errno; break }
+                if n == 0 { break }
+                count += n
+            }
+        }
+        if readError != 0 { throw FileError(path: path.description, code: readError) }
+        if first.count < head || keepingAll(first) {
+            let bytes = try readAll(fd, path: path.description, limit: nil, along: along)
+            return Scan(bytes: bytes, size: bytes.count)
+        }
+        var kept: [UInt8] = []
+        kept.reserveCapacity(head)
+        var size = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let (count, error) = fill(fd, buffer.baseAddress!, capacity: buffer.count)
+            if error != 0 { throw FileError(path: path.description, code: error) }
+            if count == 0 { break }
+            let stretch = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            // The head kept is the one this pass read (the file may have changed since the look).
+            if kept.count < head { kept += stretch.prefix(head - kept.count) }
+            along(stretch)
+            size += count
+            if count < buffer.count { break }
+        }
+        return Scan(bytes: kept, size: size)
     }
 
     public static func readText(_ path: String) throws(FileError) -> String {

@@ -116,23 +116,36 @@ extension FileSystem {
     /// a socket) is refused with EINVAL without waiting: opening a FIFO for reading would block until a writer came.
     /// `followLinks: false` refuses a symbolic link as the last component (ELOOP): the coordinator reads a page
     /// file so, since a link put where a submitted file was could point at any file it may read.
-    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false,
-                            followLinks: Bool = true) throws(FileError) -> [UInt8] {
+    /// `along` sees the bytes as they are read (see `readAll`).
+    public static func read(_ path: RawPath, limit: Int? = nil, regularOnly: Bool = false, followLinks: Bool = true,
+                            along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
+        let fd = try openForReading(path, regularOnly: regularOnly, followLinks: followLinks)
+        defer { close(fd) }
+        return try readAll(fd, path: path.description, limit: limit, along: along)
+    }
+
+    /// Opens a file for reading under the rules of `read(_:limit:regularOnly:followLinks:along:)`; the caller
+    /// closes the descriptor.
+    static func openForReading(_ path: RawPath, regularOnly: Bool, followLinks: Bool) throws(FileError) -> Int32 {
         let flags = O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0) | (followLinks ? 0 : O_NOFOLLOW)
         let fd = path.withCString { open($0, flags) }
         guard fd >= 0 else { throw FileError(path: path.description) }
-        defer { close(fd) }
         if regularOnly {
             var info = stat()
-            guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+            guard fstat(fd, &info) == 0 else {
+                let error = FileError(path: path.description)
+                close(fd)
+                throw error
+            }
             let kind = info.st_mode & S_IFMT
             if kind != S_IFREG && kind != S_IFDIR {
+                close(fd)
                 throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
             }
             // Back to blocking reads (a regular file ignores the flag anyway).
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         }
-        return try readAll(fd, path: path.description, limit: limit)
+        return fd
     }
 
     /// The first `count` bytes of a file (fewer when it is shorter), with `read`'s `regularOnly`.

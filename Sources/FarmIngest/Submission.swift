@@ -1,6 +1,7 @@
 import Crypto
 import FarmCore
 import FarmStore
+import Leptonica
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -235,9 +236,12 @@ public final class Submission {
                     return nil
                 }
             }
-            let bytes = try FileSystem.read(path, regularOnly: true)
-            let hash = SHA256.hex(bytes)
-            let (pages, inspection) = self.pages(of: bytes, path: path, source: source, hash: hash,
+            // Hashed as it is read, in one pass. Only TIFF and PDF files are inspected past their head (their
+            // pages); any other file is kept only as far as its head, which is all inspection reads of it.
+            let hasher = SHA256.Hasher()
+            let scan = try FileSystem.read(path, regularOnly: true, keepingAll: Self.isMultiPage, along: { hasher.update($0) })
+            let hash = SHA256.hex(digest: hasher.finish())
+            let (pages, inspection) = self.pages(of: scan.bytes, size: scan.size, path: path, source: source, hash: hash,
                                                  pageFolder: absolute(RawPath(store.path + ".pages/" + hash)))
             return Read(hash: hash, pages: pages, invalid: pages.compactMap { page in page.failure.map { (path, $0) } },
                         isVolume: inspection.pages > 1 || inspection.kind == .pdf)
@@ -268,30 +272,38 @@ public final class Submission {
         return PageFiles.endings.contains(ending)
     }
 
-    /// The pages of one file's bytes: one failed page when it is unusable, a multi-page file's pages (split into
-    /// files of their own when it is big).
+    /// A file whose first bytes say TIFF or PDF: `SourceInspector` reads all of it (a TIFF's directories and a PDF's
+    /// page tree may be anywhere); of any other it reads only the first bytes (the format, 512 bytes of text).
+    static func isMultiPage(head: [UInt8]) -> Bool {
+        let format = ImageFormat.sniff(head)
+        return format.isTIFF || format == .pdf
+    }
+
+    /// The pages of one file's bytes (`size` of them; all of them unless it is neither TIFF nor PDF): one failed
+    /// page when it is unusable, a multi-page file's pages (split into files of their own when it is big).
     /// `path` names the file in messages; `source` is its absolute path, stored; a big multi-page file is split
     /// into `pageFolder` (absolute too).
-    private func pages(of bytes: [UInt8], path: RawPath, source: RawPath, hash: String,
+    private func pages(of bytes: [UInt8], size: Int, path: RawPath, source: RawPath, hash: String,
                        pageFolder: RawPath) -> ([NewPage], SourceInspection) {
         let inspection = SourceInspector.inspect(bytes, name: path.description)
         if let failure = inspection.failure {
             return ([NewPage(source: source, index: 0, kind: .invalid, failure: failure)], inspection)
         }
-        if inspection.pages > 1 && bytes.count > options.splitThreshold,
+        if inspection.pages > 1 && size > options.splitThreshold,
            let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
                                                 into: pageFolder.description),
            files.count == inspection.pages {
             // A big multi-page file is split once, here, so each job carries one page rather than the file; each
-            // part is recorded by its own hash and size, as the coordinator will check it.
+            // part is recorded by its own hash and size, as the coordinator will check it (read once, not kept).
             return (files.map { file in
-                let part = try? FileSystem.read(file, regularOnly: true)
-                return NewPage(source: file, index: 0, kind: inspection.kind, sourceHash: part.map { SHA256.hex($0) },
-                               sourceSize: part?.count)
+                let hasher = SHA256.Hasher()
+                let part = try? FileSystem.read(file, regularOnly: true, keepingAll: { _ in false }, along: { hasher.update($0) })
+                return NewPage(source: file, index: 0, kind: inspection.kind,
+                               sourceHash: part.map { _ in SHA256.hex(digest: hasher.finish()) }, sourceSize: part?.size)
             }, inspection)
         }
         return ((0..<inspection.pages).map {
-            NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: bytes.count)
+            NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: size)
         }, inspection)
     }
 

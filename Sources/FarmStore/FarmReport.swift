@@ -82,13 +82,16 @@ public struct FarmReport: Sendable {
         public let example: FailureExample?
     }
 
-    /// A worker with its condition and recent pace.
+    /// A worker with its condition and recent pace; the record's fields read through (`worker.pagesDone`).
+    @dynamicMemberLookup
     public struct WorkerReport: Sendable, Equatable {
         public let record: WorkerRecord
         public let condition: WorkerCondition
         /// Pages it finished per second over the last minute (estimated from the recent sample when more than
         /// `sampleSize` pages finished in that minute).
         public let pagesPerSecond: Double
+
+        public subscript<Value>(dynamicMember field: KeyPath<WorkerRecord, Value>) -> Value { record[keyPath: field] }
     }
 
     /// Time of one pipeline stage over the sample, in milliseconds.

@@ -14,8 +14,8 @@ public struct BackupSummary: Sendable {
     public var steps: Int
     /// `PRAGMA integrity_check` of the copy: "ok".
     public var integrity: String
-    /// The copy's contents.
-    public var status: StoreStatus
+    /// The copy's contents (its report: documents and pages by state).
+    public var status: FarmReport
 }
 
 extension Store {

@@ -16,18 +16,14 @@ public struct WorkerRecord: Sendable, Equatable {
     public let pagesFailed: Int
 }
 
-/// A snapshot of the farm for `status`.
-public struct StoreStatus: Sendable {
-    public var pagesByState: [PageState: Int]
-    public var documents: Int
-    public var firstSubmitted: Double?
-    public var lastFinished: Double?
-    public var doneInLastMinute: Int
-    public var workers: [WorkerRecord]
-    public var failuresByCode: [(code: String, count: Int)]
-
-    public var totalPages: Int { pagesByState.values.reduce(0, +) }
-    public func count(_ state: PageState) -> Int { pagesByState[state] ?? 0 }
+extension FarmReport {
+    /// Pages in `state` (in scope).
+    public func count(_ state: PageState) -> Int { pages[state] }
+    /// All pages (in scope).
+    public var totalPages: Int { pages.total }
+    /// The failure groups by code, most frequent first: the name `status()` callers used before it returned the
+    /// report.
+    public var failuresByCode: [FailureGroup] { failures }
 }
 
 /// One page, for reports and tests.
@@ -44,31 +40,11 @@ public struct PageRecord: Sendable, Equatable {
 }
 
 extension Store {
-    public func status(now: Double = Clock.now) throws -> StoreStatus {
-        try read {
-            var byState: [PageState: Int] = [:]
-            for (state, count) in try connection.cached("SELECT state, count(*) FROM pages GROUP BY state").rows([], { ($0.text(0), $0.int(1)) }) {
-                if let state = PageState(rawValue: state) { byState[state] = count }
-            }
-            let documents = try connection.cached("SELECT count(*) FROM documents").first { $0.int(0) } ?? 0
-            let firstSubmitted = try connection.cached("SELECT min(submitted_at) FROM documents").first { $0.optionalDouble(0) } ?? nil
-            let lastFinished = try connection.cached("SELECT max(finished_at) FROM results").first { $0.optionalDouble(0) } ?? nil
-            let recent = try connection.cached("SELECT count(*) FROM results WHERE finished_at >= ?").first([.real(now - 60)]) { $0.int(0) } ?? 0
-            let workers = try connection.cached("""
-                SELECT id, host, pid, slots, engine, languages, first_seen, last_seen, state, pages_done, pages_failed
-                FROM workers ORDER BY state = 'gone', last_seen DESC
-                """).rows([]) { row in
-                WorkerRecord(id: WorkerID(row.text(0)), host: row.text(1), pid: row.int(2), slots: row.int(3),
-                             engine: row.text(4), languages: row.text(5), firstSeen: row.double(6), lastSeen: row.double(7),
-                             state: row.text(8), pagesDone: row.int(9), pagesFailed: row.int(10))
-            }
-            let failures = try connection.cached("""
-                SELECT failure_code, count(*) FROM pages WHERE state = 'failed' GROUP BY failure_code ORDER BY count(*) DESC
-                """).rows([]) { ($0.optionalText(0) ?? "unknown", $0.int(1)) }
-            return StoreStatus(pagesByState: byState, documents: documents, firstSubmitted: firstSubmitted,
-                               lastFinished: lastFinished, doneInLastMinute: recent, workers: workers,
-                               failuresByCode: failures.map { (code: $0.0, count: $0.1) })
-        }
+    /// The whole farm's report (`report(now:)` with no scope): what `status` prints, the page counts `backup`
+    /// and `health --store` print, and what tests poll. One type for both: a separate status snapshot had its own
+    /// queries for the same counts, workers and failures.
+    public func status(now: Double = Clock.now) throws -> FarmReport {
+        try report(now: now)
     }
 
     /// Pages of the given documents (all pages when `documents` is nil), in document and page order.

@@ -13,6 +13,21 @@ struct SHA256Tests {
         #expect(SHA256.hex(million) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    @Test("a digest fed piece by piece equals the one-shot digest")
+    func hasher() {
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        let pieces = SHA256.Hasher()
+        var start = 0
+        for size in [0, 1, 63, 64, 65, 4096, 333_333] + Array(repeating: 100_000, count: 6) {
+            let end = min(start + size, million.count)
+            million[start..<end].withUnsafeBytes { pieces.update($0) }
+            start = end
+        }
+        million[start...].withUnsafeBytes { pieces.update($0) }
+        #expect(SHA256.hex(digest: pieces.finish()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(SHA256.hex(digest: SHA256.Hasher().finish()) == SHA256.hex([]))
+    }
+
     @Test("the digest is 32 bytes and hex spells it")
     func digestAndHex() {
         let digest = SHA256.digest(Array("abc".utf8))

@@ -1,6 +1,9 @@
 import Testing
 import FarmCore
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("File system")
 struct FileSystemTests {
@@ -15,6 +18,48 @@ struct FileSystemTests {
         #expect(throws: FileError.self) { try FileSystem.read(path, limit: 2) }
         #expect(try FileSystem.status(path).size == 3)
         #expect(try FileSystem.entries(folder.file("a/b")) == ["c.bin"])
+    }
+
+    @Test("one pass: along sees every byte once, in order; the file is kept whole only when its head asks for it")
+    func readAlong() throws {
+        // 3 MB and a bit: over the 64 KB head, and not a whole number of the 256 KB stretches.
+        let block = (0..<65_537).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+        var big: [UInt8] = []
+        for _ in 0..<49 { big += block }
+        let path = RawPath(folder.write("big.bin", big))
+        var seen: [UInt8] = []
+        var calls = 0
+        let streamed = try FileSystem.read(path, regularOnly: true, keepingAll: { $0.count == 1 << 16 && $0[0] == 0xFF },
+                                           along: { seen += $0.bindMemory(to: UInt8.self); calls += 1 })
+        #expect(!streamed.isWhole && streamed.size == big.count && streamed.bytes == Array(big.prefix(1 << 16)))
+        #expect(seen == big, "the stretches are the file, in order, each once")
+        #expect(calls == 13, "through a reused 256 KB buffer")
+
+        seen = []
+        let kept = try FileSystem.read(path, regularOnly: true, keepingAll: { _ in true },
+                                       along: { seen += $0.bindMemory(to: UInt8.self) })
+        #expect(kept.isWhole && kept.bytes == big && seen == big)
+        seen = []
+        #expect(try FileSystem.read(path, along: { seen += $0.bindMemory(to: UInt8.self) }) == big && seen == big)
+
+        // A file no longer than the head is whole without asking.
+        let small = RawPath(folder.write("small.bin", [7, 8, 9]))
+        seen = []
+        let whole = try FileSystem.read(small, keepingAll: { _ in Issue.record("asked about a small file"); return false },
+                                        along: { seen += $0.bindMemory(to: UInt8.self) })
+        #expect(whole.isWhole && whole.bytes == [7, 8, 9] && seen == [7, 8, 9])
+    }
+
+    @Test("a FIFO is refused before along sees anything")
+    func readAlongRefusesFIFO() throws {
+        let fifo = folder.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        var calls = 0
+        #expect(throws: FileError.self) {
+            try FileSystem.read(RawPath(fifo), regularOnly: true, keepingAll: { _ in true }, along: { _ in calls += 1 })
+        }
+        #expect(throws: FileError.self) { try FileSystem.read(RawPath(fifo), regularOnly: true, along: { _ in calls += 1 }) }
+        #expect(calls == 0)
     }
 
     @Test("errors name the path and the system's reason")

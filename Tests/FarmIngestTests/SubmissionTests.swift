@@ -36,6 +36,27 @@ struct SubmissionTests {
         #expect(states == [.queued, .queued, .queued, .failed, .queued])
     }
 
+    @Test("content hashes are of the whole file, whether it is kept whole (TIFF, PDF) or only its head (others)")
+    func hashesOfBigFiles() throws {
+        // Both well over the 64 KB head.
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let pgm = folder.write("big.pgm", try page.grayscale().encoded(as: .pnm))
+        // A TIFF compresses phototest to a few KB; bytes after its last directory are read by nobody but the hash.
+        let tiff = folder.write("two.tif", try Pix.multipageTIFF([page, page]) + [UInt8](repeating: 0x5A, count: 100_000))
+        let report = try Submission(store: store, options: SubmitOptions()).submit([RawPath(pgm), RawPath(tiff)])
+        #expect(report.added.map(\.pages) == [1, 2])
+        for file in [pgm, tiff] {
+            let size = Int(try FileSystem.status(file).size)
+            #expect(size > 1 << 16)
+            let sha256sum = try Run.process("/usr/bin/sha256sum", [file])
+            let hash = String(sha256sum.text.prefix(64))
+            #expect(sha256sum.status == 0 && hash.count == 64)
+            #expect(try store.document(withHash: hash)?.name == file, "the document is known by its whole file's hash")
+            let queued = try store.queuedPages(limit: 10).filter { $0.source.description == file }
+            #expect(!queued.isEmpty && queued.allSatisfy { $0.sourceHash == hash && $0.sourceSize == size })
+        }
+    }
+
     @Test("the same content submitted again is skipped unless forced")
     func deduplication() throws {
         let path = RawPath(folder.write("a.png", png))
