@@ -73,11 +73,20 @@ public enum DocumentDetector {
                               mask: mask, imageWidth: image.width, imageHeight: image.height)
         }
         let planes = try coarse.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
-        func search(_ maps: [EdgeMap], lines count: Int) -> Candidate? {
-            let lines = houghLines(maps, count: count).map { Side(line: $0, maps: maps) }
-            return chosenHypothesis(edgeHypotheses(lines, width: mask.width, height: mask.height), planes: planes)
+        func search(_ maps: [EdgeMap], lines count: Int, bothWays: Bool) -> [Candidate] {
+            let found = houghLines(maps, count: count)
+            // A side may be darker than what lies beyond it as well as lighter (a card against a white stripe of
+            // a bag), and one side can be both along its length: in the second look each line is also offered
+            // the other way round, unless the transform found that one too. Not in the first: the photo on a card
+            // is darker than the card on some sides and lighter on others, and would outscore the card.
+            let reversed = !bothWays ? [] : found.map { Line(degrees: ($0.degrees + 180) % 360, rho: -$0.rho) }
+                .filter { line in !found.contains { sameLine($0, line, width: mask.width, height: mask.height) } }
+            let lines = found.map { Side(line: $0, maps: maps) } + reversed.map { Side(line: $0, maps: maps, brightInside: false) }
+            let all = scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height, inwardOnly: bothWays), planes: planes)
+            return all
         }
-        var chosen = search(channels, lines: lineCount)
+        var hypotheses = search(channels, lines: lineCount, bothWays: false)
+        var chosen = hypotheses.max { $0.score < $1.score }
         // A light card on white paper has sides a few gray levels high, below the edge threshold or crowded out of
         // the line list by the clutter's stronger lines. Only when the first look is not sure, look again at weaker
         // edges and more lines. Weak edges bring clutter too, so the second look's hypothesis must be clearly more
@@ -89,9 +98,15 @@ public enum DocumentDetector {
         let flatness = try flatPageConfidence(coarse)
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
-            if let second = search(faint, lines: faintLineCount), second.confidence >= first + secondLookMargin {
+            let more = search(faint, lines: faintLineCount, bothWays: true)
+            hypotheses += more
+            if let second = more.max(by: { $0.score < $1.score }), second.confidence >= first + secondLookMargin {
                 chosen = second
             }
+        }
+        // A band or box printed on the document can outscore the document; its enclosing outline takes over.
+        if let inner = chosen {
+            chosen = enclosing(inner, among: hypotheses, planes: planes, minimumConfidence: RectifyStage.minimumConfidence)
         }
         guard let best = chosen else {
             return frame(confidence: flatness)
@@ -324,7 +339,8 @@ public enum DocumentDetector {
             // Only the part inside the image has anything to fit.
             guard let (start, end) = visiblePart(from: corners[(k + 3) % 4], to: corners[k],
                                                  width: Double(image.width), height: Double(image.height)) else { return nil }
-            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band, planes) {
+            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band,
+                                     brightInside: sides[k].brightInside, planes) {
                 lines.append((line.normal, line.rho + line.normal.x * origin.x + line.normal.y * origin.y))
             } else {
                 let middle = (start + end) * 0.5
@@ -360,7 +376,8 @@ public enum DocumentDetector {
         return (a + d * low, a + d * high)
     }
 
-    static func refineSide(from start: Point, to end: Point, normal: Point, band: Int, _ planes: ColorPixels)
+    static func refineSide(from start: Point, to end: Point, normal: Point, band: Int, brightInside: Bool,
+                           _ planes: ColorPixels)
         -> (normal: Point, rho: Double)?
     {
         let length = start.distance(to: end)
@@ -368,6 +385,9 @@ public enum DocumentDetector {
         guard count >= 5 else { return nil }
         var points: [Point] = []
         var strengths: [Double] = []
+        // The step is looked for in the side's own sense: into the document when it is the brighter side, out of
+        // it when it is the darker one.
+        let step = brightInside ? normal : normal * -1
         for s in 0..<count {
             let t = 0.05 + 0.9 * Double(s) / Double(count - 1)
             let base = start + (end - start) * t
@@ -375,7 +395,7 @@ public enum DocumentDetector {
             var derivative = [Double](repeating: 0, count: 2 * band - 1)
             for index in 0..<(2 * band - 1) {
                 let offset = Double(index - band + 1)
-                let ahead = base + normal * (offset + 1), behind = base + normal * (offset - 1)
+                let ahead = base + step * (offset + 1), behind = base + step * (offset - 1)
                 derivative[index] = max(bilinear(planes.red, planes, ahead) - bilinear(planes.red, planes, behind),
                                         bilinear(planes.green, planes, ahead) - bilinear(planes.green, planes, behind),
                                         bilinear(planes.blue, planes, ahead) - bilinear(planes.blue, planes, behind))
@@ -387,7 +407,7 @@ public enum DocumentDetector {
                 let denominator = a - 2 * b + c
                 if abs(denominator) > 1e-6 { sub = min(1, max(-1, 0.5 * (a - c) / denominator)) }
             }
-            points.append(base + normal * (Double(k - band + 1) + sub))
+            points.append(base + step * (Double(k - band + 1) + sub))
             strengths.append(derivative[k])
         }
         let median = strengths.sorted()[strengths.count / 2]
