@@ -19,7 +19,10 @@ import Glibc
 ///    document shapes; the best is refined on the full-resolution image (per side, the strongest step into the
 ///    brighter side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners).
 /// 5. When there are hypotheses but none is sure, and the frame is not a scan, steps 1–4 are run again at a lower edge threshold
-///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
+///    with more lines (a light card on white paper), each line also taken the other way round (a side darker
+///    than what lies beyond it), and that look's best replaces the first only by a margin.
+/// 6. A band or box printed on the document that was chosen over it gives way to an enclosing hypothesis from
+///    either look that shares a side with it and whose part around it is of its material (DocumentDetector+Hypotheses.swift).
 /// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
 /// threshold, or with no quadrilateral at all, the frame is the page.
 public enum DocumentDetector {
