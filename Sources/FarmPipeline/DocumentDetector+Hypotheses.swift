@@ -22,10 +22,6 @@ extension DocumentDetector {
         let rho: Double
         let degrees: Int
         let isBorder: Bool
-        /// Whether the document side is the brighter one (as the Hough line found it), or the darker one (the line
-        /// taken the other way round: a card against a lighter stripe of what it lies on, a dark cover on a white
-        /// desk).
-        let brightInside: Bool
         /// Index i holds the counts for samples t < i − reach, t the position along the line.
         let supported: [Int32]
         let visible: [Int32]
@@ -48,13 +44,12 @@ extension DocumentDetector {
         /// bright side toward the line's normal or straight away from it (within 20°). A card's edge can change
         /// polarity along its length (lighter than a green bag, darker than the white paper beside it), and only
         /// the line itself needs one bright side.
-        init(line: Line, maps: [EdgeMap], brightInside: Bool = true) {
+        init(line: Line, maps: [EdgeMap]) {
             let width = maps[0].width, height = maps[0].height
             normal = line.normal
             rho = line.rho
             degrees = line.degrees
             isBorder = false
-            self.brightInside = brightInside
             reach = Int((Double(width * width + height * height)).squareRoot().rounded(.up))
             var supported = [Int32](repeating: 0, count: 2 * reach + 2), visible = supported
             let d = Point(-normal.y, normal.x)
@@ -85,7 +80,6 @@ extension DocumentDetector {
             let w = Double(width - 1), h = Double(height - 1)
             (normal, rho, degrees) = [(Point(1, 0), 0, 0), (Point(0, 1), 0, 90), (Point(-1, 0), -w, 180), (Point(0, -1), -h, 270)][border]
             isBorder = true
-            brightInside = true
             reach = Int((Double(width * width + height * height)).squareRoot().rounded(.up))
             supported = [Int32](repeating: 0, count: 2 * reach + 2)
             var visible = supported
@@ -121,7 +115,7 @@ extension DocumentDetector {
 
     /// The best hypotheses by edge support (at most one side an image border), each with enough of every real
     /// side visible and supported.
-    static func edgeHypotheses(_ lines: [Side], width: Int, height: Int, inwardOnly: Bool) -> [Candidate] {
+    static func edgeHypotheses(_ lines: [Side], width: Int, height: Int) -> [Candidate] {
         let w = Double(width), h = Double(height)
         let margin = 0.1 * max(w, h)
         let borders = (0..<4).map { Side(border: $0, width: width, height: height) }
@@ -146,12 +140,6 @@ extension DocumentDetector {
                 corners.append(p)
             }
             guard corners.count == 4, Quad(corners).area >= minimumArea * w * h else { continue }
-            // With every line offered both ways, each quadrilateral could be formed from several sets of
-            // directions; only the one whose normals all point into it is kept (its sides' senses are then true).
-            if inwardOnly {
-                let center = corners.reduce(Point(0, 0), +) * 0.25
-                guard chosen.allSatisfy({ $0.normal.x * center.x + $0.normal.y * center.y > $0.rho }) else { continue }
-            }
             var supports: [Double] = [], score = 0.0, acceptable = true
             for k in 0..<4 {
                 let start = corners[(k + 3) % 4], end = corners[k]

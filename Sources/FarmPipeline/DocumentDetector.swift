@@ -19,8 +19,7 @@ import Glibc
 ///    document shapes; the best is refined on the full-resolution image (per side, the strongest step into the
 ///    brighter side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners).
 /// 5. When there are hypotheses but none is sure, and the frame is not a scan, steps 1–4 are run again at a lower edge threshold
-///    with more lines (a light card on white paper), each line also taken the other way round (a side darker
-///    than what lies beyond it), and that look's best replaces the first only by a margin.
+///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
 /// 6. A band or box printed on the document that was chosen over it gives way to an enclosing hypothesis from
 ///    either look that shares a side with it and whose part around it is of its material (DocumentDetector+Hypotheses.swift).
 /// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
@@ -76,19 +75,11 @@ public enum DocumentDetector {
                               mask: mask, imageWidth: image.width, imageHeight: image.height)
         }
         let planes = try coarse.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
-        func search(_ maps: [EdgeMap], lines count: Int, bothWays: Bool) -> [Candidate] {
-            let found = houghLines(maps, count: count)
-            // A side may be darker than what lies beyond it as well as lighter (a card against a white stripe of
-            // a bag), and one side can be both along its length: in the second look each line is also offered
-            // the other way round, unless the transform found that one too. Not in the first: the photo on a card
-            // is darker than the card on some sides and lighter on others, and would outscore the card.
-            let reversed = !bothWays ? [] : found.map { Line(degrees: ($0.degrees + 180) % 360, rho: -$0.rho) }
-                .filter { line in !found.contains { sameLine($0, line, width: mask.width, height: mask.height) } }
-            let lines = found.map { Side(line: $0, maps: maps) } + reversed.map { Side(line: $0, maps: maps, brightInside: false) }
-            let all = scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height, inwardOnly: bothWays), planes: planes)
-            return all
+        func search(_ maps: [EdgeMap], lines count: Int) -> [Candidate] {
+            let lines = houghLines(maps, count: count).map { Side(line: $0, maps: maps) }
+            return scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height), planes: planes)
         }
-        var hypotheses = search(channels, lines: lineCount, bothWays: false)
+        var hypotheses = search(channels, lines: lineCount)
         var chosen = hypotheses.max { $0.score < $1.score }
         // A light card on white paper has sides a few gray levels high, below the edge threshold or crowded out of
         // the line list by the clutter's stronger lines. Only when the first look is not sure, look again at weaker
@@ -101,7 +92,7 @@ public enum DocumentDetector {
         let flatness = try flatPageConfidence(coarse)
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
-            let more = search(faint, lines: faintLineCount, bothWays: true)
+            let more = search(faint, lines: faintLineCount)
             hypotheses += more
             if let second = more.max(by: { $0.score < $1.score }), second.confidence >= first + secondLookMargin {
                 chosen = second
@@ -342,8 +333,7 @@ public enum DocumentDetector {
             // Only the part inside the image has anything to fit.
             guard let (start, end) = visiblePart(from: corners[(k + 3) % 4], to: corners[k],
                                                  width: Double(image.width), height: Double(image.height)) else { return nil }
-            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band,
-                                     brightInside: sides[k].brightInside, planes) {
+            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band, planes) {
                 lines.append((line.normal, line.rho + line.normal.x * origin.x + line.normal.y * origin.y))
             } else {
                 let middle = (start + end) * 0.5
@@ -379,8 +369,7 @@ public enum DocumentDetector {
         return (a + d * low, a + d * high)
     }
 
-    static func refineSide(from start: Point, to end: Point, normal: Point, band: Int, brightInside: Bool,
-                           _ planes: ColorPixels)
+    static func refineSide(from start: Point, to end: Point, normal: Point, band: Int, _ planes: ColorPixels)
         -> (normal: Point, rho: Double)?
     {
         let length = start.distance(to: end)
@@ -388,9 +377,6 @@ public enum DocumentDetector {
         guard count >= 5 else { return nil }
         var points: [Point] = []
         var strengths: [Double] = []
-        // The step is looked for in the side's own sense: into the document when it is the brighter side, out of
-        // it when it is the darker one.
-        let step = brightInside ? normal : normal * -1
         for s in 0..<count {
             let t = 0.05 + 0.9 * Double(s) / Double(count - 1)
             let base = start + (end - start) * t
@@ -398,7 +384,7 @@ public enum DocumentDetector {
             var derivative = [Double](repeating: 0, count: 2 * band - 1)
             for index in 0..<(2 * band - 1) {
                 let offset = Double(index - band + 1)
-                let ahead = base + step * (offset + 1), behind = base + step * (offset - 1)
+                let ahead = base + normal * (offset + 1), behind = base + normal * (offset - 1)
                 derivative[index] = max(bilinear(planes.red, planes, ahead) - bilinear(planes.red, planes, behind),
                                         bilinear(planes.green, planes, ahead) - bilinear(planes.green, planes, behind),
                                         bilinear(planes.blue, planes, ahead) - bilinear(planes.blue, planes, behind))
@@ -410,7 +396,7 @@ public enum DocumentDetector {
                 let denominator = a - 2 * b + c
                 if abs(denominator) > 1e-6 { sub = min(1, max(-1, 0.5 * (a - c) / denominator)) }
             }
-            points.append(base + step * (Double(k - band + 1) + sub))
+            points.append(base + normal * (Double(k - band + 1) + sub))
             strengths.append(derivative[k])
         }
         let median = strengths.sorted()[strengths.count / 2]
