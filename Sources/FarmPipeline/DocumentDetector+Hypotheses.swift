@@ -123,15 +123,16 @@ extension DocumentDetector {
         let n = sides.count
         guard n >= 4 else { return [] }
         var found: [Candidate] = []
-        for a in 0..<n { for b in (a + 1)..<n { for c in (b + 1)..<n { for d in (c + 1)..<n {
+        // Sides in order of their normals' angles; each turn to the next side is a right angle ± 45°. The turns
+        // are checked as the sides are picked, so that most of the combinations are never formed.
+        func turns(_ i: Int, _ j: Int) -> Bool {
+            let difference = ((sides[j].degrees - sides[i].degrees) % 360 + 360) % 360
+            return difference >= 45 && difference <= 135
+        }
+        for a in 0..<n { for b in (a + 1)..<n where turns(a, b) { for c in (b + 1)..<n where turns(b, c) {
+            for d in (c + 1)..<n where turns(c, d) && turns(d, a) {
             let chosen = [sides[a], sides[b], sides[c], sides[d]]
             guard chosen.filter(\.isBorder).count <= 1 else { continue }
-            var convex = true
-            for k in 0..<4 {
-                let difference = ((chosen[(k + 1) % 4].degrees - chosen[k].degrees) % 360 + 360) % 360
-                if difference < 45 || difference > 135 { convex = false; break }
-            }
-            guard convex else { continue }
             var corners: [Point] = []
             for k in 0..<4 {
                 guard let p = intersection(chosen[k], chosen[(k + 1) % 4]),
@@ -176,10 +177,10 @@ extension DocumentDetector {
         return kept
     }
 
-    /// The hypothesis that best separates a document from its surroundings: edge support and color contrast
-    /// across every side together. Its confidence is its weakest real side.
-    static func chosenHypothesis(_ hypotheses: [Candidate], planes: ColorPixels) -> Candidate? {
-        var best: Candidate?
+    /// The hypotheses scored by how well they separate a document from its surroundings: edge support and color
+    /// contrast across every side together (the best is chosen by `score`). A confidence is its weakest real side.
+    static func scoredHypotheses(_ hypotheses: [Candidate], planes: ColorPixels) -> [Candidate] {
+        var result: [Candidate] = []
         for var candidate in hypotheses {
             var score = 0.0, weakest = 1.0
             candidate.contrasts = (0..<4).map { k in
@@ -206,9 +207,108 @@ extension DocumentDetector {
             candidate.confidence = weakest * (candidate.sides.contains(where: \.isBorder) ? 0.9 : 1)
             // A document is outlined all round: one weak side (a line borrowed from the clutter) sinks the lot.
             candidate.score = score * (0.5 + 0.5 * candidate.confidence) * aspectPrior(candidate)
-            if best == nil || candidate.score > best!.score { best = candidate }
+            result.append(candidate)
         }
-        return best
+        return result
+    }
+
+    // MARK: Nesting
+
+    /// Whether `inner` lies within `outer`: its corners no more than `slack` pixels outside any side of `outer`.
+    /// Judged from the corners alone (a first-look side's normal may point either way).
+    static func contains(_ outer: Candidate, _ inner: Candidate, slack: Double = 3) -> Bool {
+        let c = outer.corners
+        let turn = (c[1].x - c[0].x) * (c[2].y - c[1].y) - (c[1].y - c[0].y) * (c[2].x - c[1].x) >= 0 ? 1.0 : -1.0
+        return inner.corners.allSatisfy { p in
+            (0..<4).allSatisfy { i in
+                let a = c[i], b = c[(i + 1) % 4], length = max(1e-9, a.distance(to: b))
+                return turn * ((b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x)) / length >= -slack
+            }
+        }
+    }
+
+    /// Whether the two quadrilaterals have a side in common: one of `inner`'s sides lies on one of `outer`'s,
+    /// (a band across a card shares the card's edge, or the frame's).
+    static func sharesSide(_ outer: Candidate, _ inner: Candidate, tolerance: Double = 4) -> Bool {
+        (0..<4).contains { k in
+            let a = inner.corners[(k + 3) % 4], b = inner.corners[k], n = inner.sides[k].normal
+            return outer.sides.contains { side in
+                abs(side.normal.x * n.x + side.normal.y * n.y) > 0.98
+                    && [a, b].allSatisfy { abs(side.normal.x * $0.x + side.normal.y * $0.y - side.rho) <= tolerance }
+            }
+        }
+    }
+
+    /// The enclosing hypothesis that the chosen one is only a part of, if any: a band or a box printed on a
+    /// document, chosen over the document for its sharp print. The document contains it, shares a side with it
+    /// (the band runs to the card's edge), is itself outlined well enough to be trusted, and the part of it
+    /// around the chosen one is of the chosen one's material (the card's paper) rather than of what lies around
+    /// the document. The largest such document wins, and the rule is applied again to it.
+    static func enclosing(_ chosen: Candidate, among hypotheses: [Candidate], planes: ColorPixels,
+                          minimumConfidence: Double) -> Candidate
+    {
+        var current = chosen
+        for _ in 0..<3 {
+            let area = Quad(current.corners).area
+            let outers = hypotheses.filter { outer in
+                outer.confidence >= minimumConfidence && Quad(outer.corners).area >= 1.2 * area
+                    && contains(outer, current) && sharesSide(outer, current)
+            }.sorted { Quad($0.corners).area > Quad($1.corners).area }
+            guard let outer = outers.first(where: { isPart(current, of: $0, planes: planes) }) else { break }
+            current = outer
+        }
+        return current
+    }
+
+    /// Whether what lies between `inner` and `outer` is of `inner`'s material: its mean color lies within the
+    /// spread of `inner`'s own colors (RMS distance from their mean), and nearer to `inner`'s than to that of
+    /// `outer`'s surroundings (a ring a tenth as wide as `outer`). The desk around a card that some outline of
+    /// the clutter happens to contain is further from the card's colors than the card's own print is.
+    static func isPart(_ inner: Candidate, of outer: Candidate, planes: ColorPixels) -> Bool {
+        let center = outer.corners.reduce(Point(0, 0), +) * 0.25
+        let around = Candidate(corners: outer.corners.map { center + ($0 - center) * 1.2 }, sides: [], supports: [],
+                               contrasts: [], edgeScore: 0, score: 0, confidence: 0)
+        func inside(_ corners: [Point], _ p: Point) -> Bool {
+            (0..<4).allSatisfy { i in
+                let a = corners[i], b = corners[(i + 1) % 4]
+                return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) >= 0
+            } || (0..<4).allSatisfy { i in
+                let a = corners[i], b = corners[(i + 1) % 4]
+                return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) <= 0
+            }
+        }
+        var sums = [[Double]](repeating: [0, 0, 0, 0], count: 3)   // inner, between, around: r, g, b, count
+        var innerSquares = 0.0
+        let xs = around.corners.map(\.x), ys = around.corners.map(\.y)
+        let x0 = max(0, Int(xs.min()!)), x1 = min(planes.width - 1, Int(xs.max()!.rounded(.up)))
+        let y0 = max(0, Int(ys.min()!)), y1 = min(planes.height - 1, Int(ys.max()!.rounded(.up)))
+        guard x0 < x1, y0 < y1 else { return false }
+        // Every other pixel: the means need no more.
+        for y in stride(from: y0, through: y1, by: 2) {
+            for x in stride(from: x0, through: x1, by: 2) {
+                let p = Point(Double(x), Double(y))
+                let region: Int
+                if inside(inner.corners, p) { region = 0 }
+                else if inside(outer.corners, p) { region = 1 }
+                else if inside(around.corners, p) { region = 2 }
+                else { continue }
+                let i = y * planes.width + x
+                sums[region][0] += Double(planes.red[i]); sums[region][1] += Double(planes.green[i])
+                sums[region][2] += Double(planes.blue[i]); sums[region][3] += 1
+                if region == 0 {
+                    let r = Double(planes.red[i]), g = Double(planes.green[i]), b = Double(planes.blue[i])
+                    innerSquares += r * r + g * g + b * b
+                }
+            }
+        }
+        guard sums.allSatisfy({ $0[3] >= 20 }) else { return false }
+        let means = sums.map { s in (0..<3).map { s[$0] / s[3] } }
+        func distance(_ a: [Double], _ b: [Double]) -> Double {
+            zip(a, b).map { ($0 - $1) * ($0 - $1) }.reduce(0, +).squareRoot()
+        }
+        let spread = max(0, innerSquares / sums[0][3] - means[0].map { $0 * $0 }.reduce(0, +)).squareRoot()
+        let gap = distance(means[1], means[0])
+        return gap < spread && gap < distance(means[1], means[2])
     }
 
     /// The last fifth of each of the two sides beside border side `k`, at the border's end: (side, from, to).

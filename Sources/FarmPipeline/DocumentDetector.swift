@@ -20,6 +20,8 @@ import Glibc
 ///    brighter side, to a fraction of a pixel, then a robust line fit; neighbouring lines meet in the corners).
 /// 5. When there are hypotheses but none is sure, and the frame is not a scan, steps 1–4 are run again at a lower edge threshold
 ///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
+/// 6. A band or box printed on the document that was chosen over it gives way to an enclosing hypothesis from
+///    either look that shares a side with it and whose part around it is of its material (DocumentDetector+Hypotheses.swift).
 /// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
 /// threshold, or with no quadrilateral at all, the frame is the page.
 public enum DocumentDetector {
@@ -73,11 +75,12 @@ public enum DocumentDetector {
                               mask: mask, imageWidth: image.width, imageHeight: image.height)
         }
         let planes = try coarse.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
-        func search(_ maps: [EdgeMap], lines count: Int) -> Candidate? {
+        func search(_ maps: [EdgeMap], lines count: Int) -> [Candidate] {
             let lines = houghLines(maps, count: count).map { Side(line: $0, maps: maps) }
-            return chosenHypothesis(edgeHypotheses(lines, width: mask.width, height: mask.height), planes: planes)
+            return scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height), planes: planes)
         }
-        var chosen = search(channels, lines: lineCount)
+        var hypotheses = search(channels, lines: lineCount)
+        var chosen = hypotheses.max { $0.score < $1.score }
         // A light card on white paper has sides a few gray levels high, below the edge threshold or crowded out of
         // the line list by the clutter's stronger lines. Only when the first look is not sure, look again at weaker
         // edges and more lines. Weak edges bring clutter too, so the second look's hypothesis must be clearly more
@@ -89,9 +92,15 @@ public enum DocumentDetector {
         let flatness = try flatPageConfidence(coarse)
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
-            if let second = search(faint, lines: faintLineCount), second.confidence >= first + secondLookMargin {
+            let more = search(faint, lines: faintLineCount)
+            hypotheses += more
+            if let second = more.max(by: { $0.score < $1.score }), second.confidence >= first + secondLookMargin {
                 chosen = second
             }
+        }
+        // A band or box printed on the document can outscore the document; its enclosing outline takes over.
+        if let inner = chosen {
+            chosen = enclosing(inner, among: hypotheses, planes: planes, minimumConfidence: RectifyStage.minimumConfidence)
         }
         guard let best = chosen else {
             return frame(confidence: flatness)

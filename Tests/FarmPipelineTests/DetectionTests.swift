@@ -107,4 +107,65 @@ struct DetectionTests {
         #expect(sure.confidence >= RectifyStage.minimumConfidence)
         #expect(clippedIoU(sure.corners.corners, clear.corners, width: 800, height: 600) >= 0.98)
     }
+
+    // MARK: Nesting
+
+    /// A gray picture from rectangles painted in order (x0, y0, x1, y1, level), and rows of print (3 px of 40 gray
+    /// every 12 px) over the given rectangles.
+    func painted(_ rectangles: [(Int, Int, Int, Int, UInt8)], print printed: [(Int, Int, Int, Int)]) throws -> Pix {
+        var pixels = GrayPixels(width: 800, height: 600, value: 0)
+        for (x0, y0, x1, y1, level) in rectangles {
+            for y in y0..<y1 { for x in x0..<x1 { pixels[x, y] = level } }
+        }
+        for (x0, y0, x1, y1) in printed {
+            for y in stride(from: y0 + 8, to: y1 - 8, by: 12) {
+                for dy in 0..<3 { for x in (x0 + 20)..<(x1 - 20) { pixels[x, y + dy] = 40 } }
+            }
+        }
+        return try Pix(gray: pixels).rgb()
+    }
+
+    /// An axis-aligned hypothesis x0…x1 × y0…y1 with its sides' lines found on `image`'s edges.
+    func rectangle(_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double, on image: Pix,
+                   confidence: Double) throws -> DocumentDetector.Candidate {
+        let map = DocumentDetector.EdgeMap(try image.grayPixels(), threshold: DocumentDetector.edgeThreshold)
+        let lines = [DocumentDetector.Line(degrees: 0, rho: x0), DocumentDetector.Line(degrees: 90, rho: y0),
+                     DocumentDetector.Line(degrees: 180, rho: -x1), DocumentDetector.Line(degrees: 270, rho: -y1)]
+        return DocumentDetector.Candidate(
+            corners: [Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)],
+            sides: lines.map { DocumentDetector.Side(line: $0, maps: [map]) }, supports: [1, 1, 1, 1],
+            contrasts: [1, 1, 1, 1], edgeScore: 0, score: 0, confidence: confidence)
+    }
+
+    @Test("a band printed across a card, sharing its bottom side, gives way to the card that encloses it")
+    func bandGivesWayToCard() throws {
+        // A light card with print on a dark desk; across its lower part a darker band, then more print: the
+        // band's outline (band and print below it) is as sharp as the card's.
+        let image = try painted([(0, 0, 800, 600, 60), (200, 150, 600, 450, 220), (200, 300, 600, 330, 120)],
+                                print: [(200, 150, 600, 300), (200, 330, 600, 450)])
+        let planes = try image.colorPixels()
+        let band = try rectangle(200, 300, 600, 450, on: image, confidence: 0.8)
+        let card = try rectangle(200, 150, 600, 450, on: image, confidence: 0.7)
+        let chosen = DocumentDetector.enclosing(band, among: [band, card], planes: planes,
+                                                minimumConfidence: RectifyStage.minimumConfidence)
+        #expect(chosen.corners == card.corners)
+        // An enclosing outline below the confidence threshold is not trusted.
+        let unsure = try rectangle(200, 150, 600, 450, on: image, confidence: 0.3)
+        #expect(DocumentDetector.enclosing(band, among: [band, unsure], planes: planes,
+                                           minimumConfidence: RectifyStage.minimumConfidence).corners == band.corners)
+    }
+
+    @Test("a card on a dark mat that shares its bottom side keeps its own outline")
+    func cardKeepsItsOutlineOnAMat() throws {
+        // The mat around the card is another material than the card: the card is the document, not a part of it.
+        let image = try painted([(0, 0, 800, 600, 160), (150, 100, 650, 450, 90), (300, 250, 600, 450, 220),
+                                 (300, 300, 600, 330, 120)],
+                                print: [(300, 250, 600, 300), (300, 330, 600, 450)])
+        let planes = try image.colorPixels()
+        let card = try rectangle(300, 250, 600, 450, on: image, confidence: 0.8)
+        let mat = try rectangle(150, 100, 650, 450, on: image, confidence: 0.9)
+        let chosen = DocumentDetector.enclosing(card, among: [card, mat], planes: planes,
+                                                minimumConfidence: RectifyStage.minimumConfidence)
+        #expect(chosen.corners == card.corners)
+    }
 }
