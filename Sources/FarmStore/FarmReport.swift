@@ -57,12 +57,24 @@ public struct FarmReport: Sendable {
         public var lastMinuteCount = 0
         public var last10MinutesCount = 0
         public var lastHourCount = 0
+        /// Seconds from the first to the last page done within each window: the time the farm ran in it.
+        public var lastMinuteSpan = 0.0
+        public var last10MinutesSpan = 0.0
+        public var lastHourSpan = 0.0
         /// Pages per second from the first submit to the last page done.
         public var overall = 0.0
 
-        public var lastMinute: Double { Double(lastMinuteCount) / 60 }
-        public var last10Minutes: Double { Double(last10MinutesCount) / 600 }
-        public var lastHour: Double { Double(lastHourCount) / 3600 }
+        /// Pages per second while the farm ran in the window: an 85 s batch that ended 5 minutes ago shows its own
+        /// pace over 10 minutes, not its pages spread over the whole window. One page alone, or pages done at one
+        /// instant, count over the whole window.
+        public static func rate(_ count: Int, span: Double, window: Double) -> Double {
+            guard count >= 2, span >= 1 else { return Double(count) / window }
+            return Double(count - 1) / span
+        }
+
+        public var lastMinute: Double { Self.rate(lastMinuteCount, span: lastMinuteSpan, window: 60) }
+        public var last10Minutes: Double { Self.rate(last10MinutesCount, span: last10MinutesSpan, window: 600) }
+        public var lastHour: Double { Self.rate(lastHourCount, span: lastHourSpan, window: 3600) }
     }
 
     /// One failed page, to show what a failure code means in practice.

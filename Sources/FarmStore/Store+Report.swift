@@ -47,8 +47,11 @@ extension Store {
             }
 
             let throughput = try throughputFigures(now: now, farmDone: scope == nil ? pages.done : nil)
+            let counters = try setting("counters").flatMap { try? JSON.parse($0) }
+            // No ETA without a coordinator to read the pages left, however fast the last run was.
+            let running = FarmReport.coordinatorRunning(counters: counters, now: now, liveness: liveness)
             let eta: Double? = pages.remaining == 0 ? 0
-                : throughput.lastMinuteCount > 0 ? Double(pages.remaining) / throughput.lastMinute : nil
+                : running && throughput.lastMinuteCount > 0 ? Double(pages.remaining) / throughput.lastMinute : nil
 
             let sample = try recentResults(limit: sampleSize)
             let rates = workerRates(sample, now: now, lastMinuteCount: throughput.lastMinuteCount)
@@ -63,7 +66,6 @@ extension Store {
                 FarmReport.WorkerReport(record: record, condition: record.condition(at: now, liveness: liveness),
                                         pagesPerSecond: rates[record.id] ?? 0)
             }
-            let counters = try setting("counters").flatMap { try? JSON.parse($0) }
 
             return FarmReport(store: path, generatedAt: now, scope: scope, documents: documents, pages: pages,
                               documentProgress: progress, documentProgressTruncated: truncated, throughput: throughput,
@@ -124,11 +126,16 @@ extension Store {
 
     /// Pages done per window, from the index on `results.finished_at`; `farmDone` when already counted.
     private func throughputFigures(now: Double, farmDone: Int?) throws -> FarmReport.Throughput {
-        let count = try connection.cached("SELECT count(*) FROM results WHERE finished_at >= ?")
+        let count = try connection.cached("SELECT count(*), min(finished_at), max(finished_at) FROM results WHERE finished_at >= ?")
+        func window(_ seconds: Double) throws -> (Int, Double) {
+            try count.first([.real(now - seconds)]) { row in
+                (row.int(0), row.isNull(1) ? 0 : row.double(2) - row.double(1))
+            } ?? (0, 0)
+        }
         var throughput = FarmReport.Throughput()
-        throughput.lastMinuteCount = try count.first([.real(now - 60)]) { $0.int(0) } ?? 0
-        throughput.last10MinutesCount = try count.first([.real(now - 600)]) { $0.int(0) } ?? 0
-        throughput.lastHourCount = try count.first([.real(now - 3600)]) { $0.int(0) } ?? 0
+        (throughput.lastMinuteCount, throughput.lastMinuteSpan) = try window(60)
+        (throughput.last10MinutesCount, throughput.last10MinutesSpan) = try window(600)
+        (throughput.lastHourCount, throughput.lastHourSpan) = try window(3600)
         let done = try farmDone ?? connection.cached("SELECT count(*) FROM pages WHERE state = 'done'").first { $0.int(0) } ?? 0
         // The first document by id: min(submitted_at) would read every document (no index on the time).
         let first = try connection.cached("SELECT submitted_at FROM documents ORDER BY id LIMIT 1").first { $0.double(0) }

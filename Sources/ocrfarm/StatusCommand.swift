@@ -150,6 +150,8 @@ enum StatusText {
         case .some(0): text += "ETA: nothing left to read\n"
         case .some(let seconds):
             text += "ETA: \(RunCommand.duration(seconds)) (\(pages.remaining) pages left at \(Format.fixed(throughput.lastMinute, 2)) pages/s)\n"
+        case .none where !report.coordinatorRunning:
+            text += "ETA: none, no coordinator is running (\(pages.remaining) pages wait for `ocrfarm coordinator` or `ocrfarm run`)\n"
         case .none: text += "ETA: unknown (\(pages.remaining) pages left; no page done in the last minute)\n"
         }
 
@@ -200,8 +202,12 @@ enum StatusText {
             text += "\n"
         }
 
-        let shownWorkers = report.workers.prefix(50)
-        if shownWorkers.isEmpty {
+        // Workers gone for more than 10 minutes are one line: a farm that restarts its workers would list
+        // hundreds of them.
+        let longGone = report.workers.filter { $0.condition == .gone && now - $0.record.lastSeen > 600 }
+        let goneIDs = Set(longGone.map(\.record.id))
+        let shownWorkers = report.workers.filter { !goneIDs.contains($0.record.id) }.prefix(50)
+        if shownWorkers.isEmpty && longGone.isEmpty {
             text += "workers: none yet\n"
         } else {
             text += "workers (silent after \(Format.fixed(report.liveness.silentAfterSeconds, 1)) s unheard):\n"
@@ -211,7 +217,13 @@ enum StatusText {
                 text += "  failed \(record.pagesFailed)  \(Format.fixed(worker.pagesPerSecond, 2)) pages/s"
                 text += "  last heard \(Format.fixed(max(0, now - record.lastSeen), 1)) s ago\n"
             }
-            if report.workers.count > shownWorkers.count { text += "  … \(report.workers.count - shownWorkers.count) more\n" }
+            let more = report.workers.count - longGone.count - shownWorkers.count
+            if more > 0 { text += "  … \(more) more\n" }
+            if let latest = longGone.map(\.record.lastSeen).max() {
+                let done = longGone.reduce(0) { $0 + $1.record.pagesDone }
+                text += "  \(longGone.count) gone more than 10 min ago (\(done) pages done between them; the last heard "
+                text += "\(RunCommand.duration(max(0, now - latest))) ago)\n"
+            }
         }
 
         let diskFull = report.storeDisk?.isFull == true

@@ -1,6 +1,6 @@
 import Testing
 import FarmCore
-import FarmStore
+@testable import FarmStore
 import TestSupport
 import Foundation
 #if canImport(Glibc)
@@ -37,12 +37,27 @@ struct ReportingTests {
         let text = try Run.ocrfarm(["status", "--store", farm.storePath])
         #expect(text.status == 0, "\(text.stderr)")
         for expected in ["3 documents, 8 pages", "queued 3", "leased 0", "done 4", "failed 1", "over the last minute",
-                         "over 10 min", "over 1 h", "overall (since the first submit)", "ETA: ", "documents with pages not done:",
+                         "over 10 min", "over 1 h", "overall (since the first submit)", "ETA: none, no coordinator is running (3 pages wait",
+                         "documents with pages not done:",
                          "later", "decode-failed 1", "notes.png page 1", "not an image",
                          "workers (silent after 5.0 s unheard):", "gone", "coordinator: not running"] {
             #expect(text.text.contains(expected), "missing '\(expected)' in:\n\(text.text)")
         }
         #expect(!text.text.contains("first batch "), "a finished document is not listed:\n\(text.text)")
+
+        // Workers gone for long are one line, not one each.
+        let writer = try Store(path: farm.storePath)
+        try writer.write {
+            for index in 0..<30 {
+                try writer.connection.execute("""
+                    INSERT INTO workers (id, host, pid, slots, engine, languages, version, first_seen, last_seen, state, pages_done)
+                    VALUES ('old/\(index)', 'old-host', \(index), 1, 'tesseract', 'eng', 'v', \(Clock.now - 7200), \(Clock.now - 3600 - Double(index)), 'gone', 2)
+                    """)
+            }
+        }
+        let gone = try Run.ocrfarm(["status", "--store", farm.storePath]).text
+        #expect(gone.contains("  30 gone more than 10 min ago (60 pages done between them; the last heard 1 h 0 min ago)"), "\(gone)")
+        #expect(!gone.contains("old/7"), "\(gone)")
 
         let one = try Run.ocrfarm(["status", "--store", farm.storePath, "--document", "later"])
         #expect(one.status == 0)
@@ -78,7 +93,8 @@ struct ReportingTests {
             #expect(report["throughput"]?[key]?.doubleValue != nil, "throughput.\(key)")
         }
         #expect(report["throughput"]?["last_minute"]?.doubleValue ?? 0 > 0, "the run just finished 4 pages")
-        #expect(report["eta_seconds"]?.doubleValue ?? 0 > 0)
+        // The run is over: no coordinator reads the 3 pages left, so there is no ETA.
+        #expect(report["eta_seconds"] == .null, "\(report["eta_seconds"] ?? .null)")
         let failure = try #require(report["failures"]?[0])
         #expect(failure["code"]?.stringValue == "decode-failed" && failure["count"]?.intValue == 1)
         #expect(failure["example"]?["page"]?.intValue == 1 && failure["example"]?["source"]?.stringValue?.hasSuffix("notes.png") == true)

@@ -42,6 +42,8 @@ struct FarmReportTests {
                                    version: "v", now: now - 100)
             try store.workersHeard([(worker, now - 1), (WorkerID("host-b/2/y"), now - 30)])
             try store.recordLiveness(WorkerLiveness(heartbeatMilliseconds: 1000, liveness: 3))
+            // A coordinator running: its counters written a second ago (no ETA without one).
+            try store.setSetting("counters", #"{"heartbeat_at":\#(now - 1)}"#)
         }
         let done = try add("done.pdf", pages: 20, submitted: now - 1000)
         let odd = try add("we\"ird\\name\nx", pages: 3, submitted: now - 900)
@@ -65,9 +67,14 @@ struct FarmReportTests {
         #expect(report.documentProgress.map(\.name) == ["we\"ird\\name\nx"], "only the unfinished document is listed")
         #expect(report.documentProgress.first?.pages.failed == 1)
         #expect(report.throughput.lastMinuteCount == 20)
-        #expect(report.throughput.lastMinute == 20.0 / 60)
-        // 2 pages left at 1/3 page per second.
-        #expect(abs((report.etaSeconds ?? 0) - 6) < 1e-9)
+        // 20 pages over the last 20 s (one a second): the pace while the farm ran, not 20 spread over the minute.
+        #expect(abs(report.throughput.lastMinute - 1) < 1e-9 && abs(report.throughput.last10Minutes - 1) < 1e-9)
+        #expect(FarmReport.Throughput.rate(1, span: 0, window: 60) == 1.0 / 60, "one page alone counts over the window")
+        // 2 pages left at one page per second.
+        #expect(abs((report.etaSeconds ?? 0) - 2) < 1e-9)
+        try store.setSetting("counters", #"{"heartbeat_at":\#(now - 1),"stopped_at":\#(now)}"#)
+        #expect(try store.report(now: now).etaSeconds == nil, "no coordinator running: no ETA")
+        try store.setSetting("counters", #"{"heartbeat_at":\#(now - 1)}"#)
         let failure = try #require(report.failures.first)
         #expect(failure.code == "decode-failed" && failure.count == 1)
         #expect(failure.example?.number == 1 && failure.example?.message == "not an image")
