@@ -98,13 +98,13 @@ public enum PDFMetadata {
     }
 
     /// `D:20261201151500+00'00'`: PDF's date syntax, in UTC.
-    static func pdfDate(_ seconds: Double) -> String {
+    public static func pdfDate(_ seconds: Double) -> String {
         let p = parts(seconds)
         return "D:\(p.year)\(p.month)\(p.day)\(p.hour)\(p.minute)\(p.second)+00'00'"
     }
 
     /// `2026-12-01T15:15:00+00:00`: the same instant in XMP's syntax.
-    static func xmpDate(_ seconds: Double) -> String {
+    public static func xmpDate(_ seconds: Double) -> String {
         let p = parts(seconds)
         return "\(p.year)-\(p.month)-\(p.day)T\(p.hour):\(p.minute):\(p.second)+00:00"
     }
