@@ -140,7 +140,9 @@ public enum SearchablePDF {
         let width = 595.276, height = 841.89  // A4 in points
         var content = "q 0.6 G 1 w 36 36 \(number(width - 72)) \(number(height - 72)) re S Q\n"
         content += "BT /F1 12 Tf 15 TL 72 \(number(height - 96)) Td\n"
-        for line in lines.flatMap({ wrapped($0, limit: 80) }) {
+        // Lines fit between the margins: 80 characters of Helvetica, fewer of a wider font (a monospaced one's 'M').
+        let limit = font.map { max(20, Int((width - 144) / (12 * Double(max($0.width(0x4D), 1)) / 1000))) } ?? 80
+        for line in lines.flatMap({ wrapped($0, limit: limit) }) {
             content += "(\(latin1String(line, has: { font?.has($0) ?? true }))) Tj T*\n"
         }
         content += "ET\n"
