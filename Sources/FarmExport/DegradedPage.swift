@@ -35,8 +35,7 @@ struct DegradedPage {
     /// last one split, for the next failed page of the same file).
     ///
     /// For PDF/A-2B (`type`) the page carries the sRGB output intent and XMP (the merged document's replace them)
-    /// and the placeholder's text is in an embedded font (DejaVu Sans Mono, whole: about 200 KB compressed; a
-    /// degraded page is rare). Without the profile or the font installed, the page is still made, as a plain PDF
+    /// and the placeholder's text is in an embedded font (DejaVu Sans Mono, the glyphs shown). Without the profile or the font installed, the page is still made, as a plain PDF
     /// page: a document keeps its page count before it keeps its conformance.
     static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages,
                      type: PDFType = .pdfa2b) -> DegradedPage

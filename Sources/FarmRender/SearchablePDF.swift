@@ -132,7 +132,7 @@ public enum SearchablePDF {
     /// (visible, extractable) text, so both a reader and `pdftotext` find why the page is missing. Long lines are
     /// wrapped; characters outside Latin-1 (or missing from the font) are shown as `?`.
     ///
-    /// The text is in `font`, embedded whole (FontFile2) as a simple TrueType font in WinAnsi with the program's own
+    /// The text is in `font`, embedded (FontFile2, only the glyphs shown) as a simple TrueType font in WinAnsi with the program's own
     /// widths, as PDF/A requires; without one, in the standard Helvetica, which is not embedded (not PDF/A).
     public static func placeholder(_ lines: [String], title: String, font: TrueTypeFont? = nil, archive: PDFAProfile? = nil,
                                    compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
@@ -170,7 +170,10 @@ public enum SearchablePDF {
                 /Ascent \(font.scaled(font.ascent)) /Descent \(font.scaled(font.descent)) /CapHeight \(font.scaled(font.ascent)) \
                 /StemV 80 /FontFile2 \(program) 0 R >>
                 """)
-            writer.stream(program, font.program, dictionary: "/Length1 \(font.program.count)", compress: compress)
+            // Only the glyphs the page shows (and '?', which stands for the others).
+            let codes = Set(lines.flatMap { $0.unicodeScalars.map(\.value) } + [0x20, 0x3F])
+            let embedded = font.subset(codes) ?? font.program
+            writer.stream(program, embedded, dictionary: "/Length1 \(embedded.count)", compress: compress)
         } else {
             writer.object(fontObject, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
         }

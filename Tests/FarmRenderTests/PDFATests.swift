@@ -53,6 +53,27 @@ struct PDFAWriterTests {
         #expect(try tool("pdftotext", ["-layout", path, "-"]).text.split(separator: "\n").allSatisfy { $0.count <= 70 })
     }
 
+    @Test("the embedded font keeps only the glyphs shown: a valid font, a tenth of the size, its text drawn")
+    func subset() throws {
+        let font = try #require(TrueTypeFont(try FileSystem.read(Self.dejaVuMono), name: "DejaVuSansMono"))
+        let subset = try #require(font.subset(Set("Page failed".unicodeScalars.map(\.value))))
+        #expect(subset.count < font.program.count / 8, "\(subset.count) of \(font.program.count) bytes")
+        let again = try #require(TrueTypeFont(subset, name: "x"))
+        #expect(again.width(0x50) == font.width(0x50) && again.boundingBox == font.boundingBox)
+        // The page is drawn: poppler rasterizes the subset's glyphs (the frame is light gray; only text is dark), and
+        // far more dark pixels than a placeholder without text (whose count is the image file's header alone).
+        func darkPixels(_ lines: [String], _ name: String) throws -> Int {
+            let pdf = SearchablePDF.placeholder(lines, title: "t", font: font, archive: try PDFAProfile.current().get(),
+                                                compress: { _ in nil })
+            _ = try tool("pdftoppm", ["-r", "100", "-gray", "-singlefile", folder.write(name + ".pdf", pdf), folder.file(name)])
+            return try FileSystem.read(folder.file(name + ".pgm")).filter { $0 < 128 }.count
+        }
+        let dark = try darkPixels(["Page failed"], "text"), none = try darkPixels([""], "empty")
+        #expect(dark > none + 200, "\(dark) dark pixels, \(none) without text")
+        let path = folder.file("text.pdf")
+        #expect(try check(path).status == 0)
+    }
+
     @Test("without the archive profile the same page is a plain PDF the checker rejects; a non-font is refused")
     func plain() throws {
         let pdf = SearchablePDF.placeholder(["x"], title: "t", compress: { _ in nil })
