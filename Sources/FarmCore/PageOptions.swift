@@ -13,6 +13,15 @@ public enum ImageMode: String, Sendable, CaseIterable {
     case bw
 }
 
+/// What the PDFs are (`--pdf-type`); stored by raw value.
+public enum PDFType: String, Sendable, CaseIterable {
+    /// PDF/A-2B (ISO 19005-2, level B): XMP metadata matching /Info, an sRGB OutputIntent, a trailer /ID, every
+    /// font embedded. What archives ask for; OCRmyPDF's default too.
+    case pdfa2b = "pdfa-2b"
+    /// A plain PDF: no XMP, no OutputIntent (a few KB smaller per page).
+    case pdf
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
@@ -42,6 +51,8 @@ public struct PageOptions: Sendable, Equatable {
     /// The scans' resolution in pixels per inch, for files that do not say it or say it wrong (`--image-dpi`); nil:
     /// the file's, else inferred from the page (`PageResolution`). It sets the PDF page's size.
     public var imageDPI: Int?
+    /// What the page PDFs are (`--pdf-type`).
+    public var pdfType: PDFType = .pdfa2b
 
     /// The resolutions `--image-dpi` takes.
     public static let imageDPIRange = 50...2400
@@ -83,6 +94,7 @@ public struct PageOptions: Sendable, Equatable {
         if outputs != OutputFormat.storable { fields.append(("outputs", .array(outputs.map { JSON($0.rawValue) }))) }
         if !secondReading { fields.append(("second_reading", false)) }
         if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
+        if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
         return .object(fields)
     }
 
@@ -102,6 +114,7 @@ public struct PageOptions: Sendable, Equatable {
         languageCorrection = json?["language_correction"]?.boolValue ?? true
         secondReading = json?["second_reading"]?.boolValue ?? true
         imageDPI = json?["image_dpi"]?.intValue.flatMap { Self.imageDPIRange.contains($0) ? $0 : nil }
+        pdfType = json?["pdf_type"]?.stringValue.flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? OutputFormat.storable

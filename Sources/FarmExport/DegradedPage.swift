@@ -33,12 +33,19 @@ struct DegradedPage {
 
     /// The stand-in for `page` (number `page.number` of `documentName`). `pdfPages` splits PDF sources (and keeps the
     /// last one split, for the next failed page of the same file).
-    static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages) -> DegradedPage {
+    ///
+    /// For PDF/A-2B (`type`) the page carries the sRGB output intent and XMP (the merged document's replace them)
+    /// and the placeholder's text is in an embedded font (DejaVu Sans Mono, the glyphs shown). Without the profile or the font installed, the page is still made, as a plain PDF
+    /// page: a document keeps its page count before it keeps its conformance.
+    static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages,
+                     type: PDFType = .pdfa2b) -> DegradedPage
+    {
+        let archive = type == .pdfa2b ? try? PDFAProfile.current().get() : nil
         let failure = (page.failureCode ?? "failed") + (page.failureMessage.map { ": " + $0 } ?? "")
         let title = "\(documentName) page \(page.number) (not read: \(page.failureCode ?? "failed"))"
         let why: String
         if let source {
-            switch shown(source, title: title, pdfPages: pdfPages) {
+            switch shown(source, title: title, pdfPages: pdfPages, archive: archive) {
             case .success(let pdf): return DegradedPage(pdf: pdf, kind: .image)
             case .failure(let reason): why = reason.message
             }
@@ -54,14 +61,23 @@ struct DegradedPage {
             "",
             "Source: \(source.map { "\($0.path)" + ($0.kind == .invalid ? "" : ", page \($0.index + 1) of the file") } ?? "unknown")",
         ] + (source?.kind == .invalid ? [] : ["Retry it with: ocrfarm requeue --failed --page \(page.id.rawValue)"])
-        return DegradedPage(pdf: SearchablePDF.placeholder(lines, title: title) { try? Zlib.compress($0) },
+        let font = type == .pdfa2b ? placeholderFont : nil
+        return DegradedPage(pdf: SearchablePDF.placeholder(lines, title: title, font: font, archive: archive) { try? Zlib.compress($0) },
                             kind: .placeholder(reason: why))
     }
 
     struct Reason: Error { let message: String }
 
     /// The source page as a PDF page without text, or why it cannot be.
-    private static func shown(_ source: PageSource, title: String, pdfPages: SourcePDFPages) -> Result<[UInt8], Reason> {
+    /// The font of the placeholder's text, read once (nil when fonts-dejavu-core is not installed).
+    static let placeholderFont: TrueTypeFont? = {
+        let path = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+        return (try? FileSystem.read(path, limit: 4 << 20)).flatMap { TrueTypeFont($0, name: "DejaVuSansMono") }
+    }()
+
+    private static func shown(_ source: PageSource, title: String, pdfPages: SourcePDFPages, archive: PDFAProfile?)
+        -> Result<[UInt8], Reason>
+    {
         guard source.kind != .invalid else { return .failure(Reason(message: "the file is not a page (refused at submit)")) }
         if source.kind == .pdf, let pages = pdfPages.pages(of: source) { return page(source.index, of: pages) }
         let bytes: [UInt8]
@@ -83,11 +99,11 @@ struct DegradedPage {
         }
         switch source.kind {
         case .pdf: return pdfPages.split(bytes, of: source).flatMap { page(source.index, of: $0) }
-        default: return image(bytes, index: source.index, title: title)
+        default: return image(bytes, index: source.index, title: title, archive: archive)
         }
     }
 
-    private static func image(_ bytes: [UInt8], index: Int, title: String) -> Result<[UInt8], Reason> {
+    private static func image(_ bytes: [UInt8], index: Int, title: String, archive: PDFAProfile?) -> Result<[UInt8], Reason> {
         do throws(LeptonicaError) {
             let decoded = try Pix(encoded: bytes, page: index, maxPixels: maxPixels)
             var shown = decoded
@@ -107,7 +123,7 @@ struct DegradedPage {
                                  components: compressed.components, predictor: compressed.predictor)
             let declared = decoded.resolution.y
             return .success(SearchablePDF.imageOnly(image, resolution: (70...2400).contains(declared) ? declared : 300,
-                                                    title: title) { try? Zlib.compress($0) })
+                                                    title: title, archive: archive) { try? Zlib.compress($0) })
         } catch {
             return .failure(Reason(message: "its image cannot be decoded: \(error.message)"))
         }

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRender
 import QPDF
 #if canImport(Glibc)
 import Glibc
@@ -42,9 +43,52 @@ public final class DocumentPDF {
         pageCount += 1
     }
 
+    /// What the merged document says it is: its title, and whether it is PDF/A-2B.
+    public struct Metadata: Sendable {
+        public let title: String
+        public let type: PDFType
+
+        public init(title: String, type: PDFType) {
+            self.title = title
+            self.type = type
+        }
+    }
+
     /// Writes the pages, in the order they were added, as one document at `output`, and removes the page files.
-    public func merge(into output: String) throws(DocumentPDFError) {
+    ///
+    /// With `metadata`, the document gets its own `/Info` (title, producer, dates) and, for PDF/A-2B, XMP metadata
+    /// that agrees with it and the sRGB output intent its pages were made for: qpdf's merge starts from an empty
+    /// document, which has neither, and a single page would keep its page's title. Without it (a plain single
+    /// page), the page file is moved into place as it is.
+    public func merge(into output: String, metadata: Metadata? = nil) throws(DocumentPDFError) {
         defer { removePages() }
+        if let metadata, pageCount > 0 {
+            var archive: PDFAProfile?
+            if metadata.type == .pdfa2b {
+                switch PDFAProfile.current() {
+                case .success(let profile): archive = profile
+                case .failure(let error): throw DocumentPDFError(message: error.message)
+                }
+            }
+            let date = archive?.date ?? Clock.now
+            let info: [(key: String, value: String)] = [
+                ("Title", metadata.title), ("Producer", PDFMetadata.producer), ("Creator", PDFMetadata.producer),
+                ("CreationDate", PDFMetadata.pdfDate(date)), ("ModDate", PDFMetadata.pdfDate(date)),
+            ]
+            let merged = "\(directory)/\(prefix)-merged.pdf"
+            defer { unlink(merged) }
+            do {
+                if pageCount > 1 { try QPDF.merge((0..<pageCount).map(pagePath), into: merged) }
+                try QPDF.setMetadata(pageCount > 1 ? merged : pagePath(0), into: output, info: info,
+                                     xmp: archive.map { PDFMetadata.xmp(title: metadata.title, date: $0.date) },
+                                     outputIntent: archive.map {
+                                         OutputIntent(profile: $0.iccProfile, components: 3, identifier: "sRGB", info: "sRGB IEC61966-2.1")
+                                     })
+            } catch {
+                throw DocumentPDFError(message: "cannot merge \(pageCount) PDF page\(pageCount == 1 ? "" : "s"): \(error.message)")
+            }
+            return
+        }
         switch pageCount {
         case 0:
             throw DocumentPDFError(message: "no PDF pages to put into \(output)")

@@ -18,6 +18,9 @@ public struct ExportOptions: Sendable {
     /// Also write one text file per document (`NAME.txt`: its done pages' text in page order, pages separated by a
     /// form feed, as pdftotext does).
     public var documentText: Bool
+    /// What the documents' PDFs are (`--pdf-type`): their metadata and degraded pages (the stored pages were made
+    /// as their submit options said).
+    public var pdfType: PDFType = .pdfa2b
 
     public init(formats: [OutputFormat] = OutputFormat.exported, documents: [String] = [], completeOnly: Bool = false,
                 tree: Bool = true, documentText: Bool = false) {
@@ -216,7 +219,8 @@ public final class StoreExport {
             for page in pages {
                 if page.state == .failed, let pdf {
                     let source = try store.read { try store.source(of: page.id) }
-                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages)
+                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages,
+                                                  type: options.pdfType)
                     try pdf.append(stand.pdf)
                     degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
                     if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }
@@ -269,7 +273,7 @@ public final class StoreExport {
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")
             do {
-                try pdf.merge(into: staged.path)
+                try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name, type: options.pdfType))
                 try folder.publish(staged.name, as: name + ".pdf")
                 summary.files += 1
             } catch let error as DocumentPDFError {

@@ -25,7 +25,18 @@ enum PDFRendering {
     }
 
     /// `image` is the picture to show (the kept page image, the same size as the recognized one).
-    static func page(_ result: PageResult, image: Pix, resolution: Int, title: String) throws(PageFailure) -> [UInt8] {
+    /// For PDF/A-2B (`type`), the system's sRGB profile is its output intent: without one the page fails (saying
+    /// which package has it) rather than come out as a plain PDF that claims nothing.
+    static func page(_ result: PageResult, image: Pix, resolution: Int, title: String, type: PDFType = .pdfa2b)
+        throws(PageFailure) -> [UInt8]
+    {
+        var archive: PDFAProfile?
+        if type == .pdfa2b {
+            switch PDFAProfile.current() {
+            case .success(let profile): archive = profile
+            case .failure(let error): throw PageFailure(stage: stage, code: .internalError, message: error.message)
+            }
+        }
         let compressed: CompressedImage
         do throws(LeptonicaError) {
             compressed = try image.compressedForPDF()
@@ -46,7 +57,8 @@ enum PDFRendering {
         let pdfImage = PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
                                 bitsPerComponent: compressed.bitsPerComponent, colorSpace: colorSpace,
                                 components: compressed.components, predictor: compressed.predictor)
-        return SearchablePDF.document(result, image: pdfImage, resolution: resolution, font: try font(), title: title) {
+        return SearchablePDF.document(result, image: pdfImage, resolution: resolution, font: try font(), title: title,
+                                     archive: archive) {
             try? Zlib.compress($0)
         }
     }

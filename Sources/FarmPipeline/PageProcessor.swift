@@ -159,7 +159,8 @@ public final class PageProcessor {
                 context.record("resolution", .object([("dpi", .rounded(resolution.dpi, places: 1)),
                                                       ("source", JSON(resolution.source.rawValue))]))
             }
-            pdf = try PDFRendering.page(result, image: shown, resolution: Int(resolution.dpi.rounded()), title: sourceName)
+            pdf = try PDFRendering.page(result, image: shown, resolution: Int(resolution.dpi.rounded()), title: sourceName,
+                                     type: options.pdfType)
             result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
         result.timings = [decodeTime] + context.timings + result.timings

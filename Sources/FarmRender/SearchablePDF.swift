@@ -52,9 +52,10 @@ public enum SearchablePDF {
     ///   - result: the page, with boxes in the pixels of `image`.
     ///   - resolution: pixels per inch of `image` (sets the page size).
     ///   - font: the glyphless TrueType font program (Tesseract's `pdf.ttf`).
+    ///   - archive: for a PDF/A-2B file, its colour profile and date (nil: a plain PDF).
     ///   - compress: zlib compression for the content and map streams (nil leaves a stream uncompressed).
     public static func document(_ result: PageResult, image: PDFImage, resolution: Int, font: [UInt8], title: String,
-                                compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
+                                archive: PDFAProfile? = nil, compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
     {
         let dpi = Double(resolution > 0 ? resolution : 300)
         let pageWidth = Double(image.width) * 72 / dpi
@@ -67,11 +68,11 @@ public enum SearchablePDF {
         var writer = PDFWriter()
         let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
         let imageObject = writer.reserve(), cidToGID = writer.reserve(), toUnicode = writer.reserve()
-        let fontFile = writer.reserve(), info = writer.reserve()
+        let fontFile = writer.reserve()
         // One font per size factor (the same glyphless program, each with the ascent that fits its factor).
         let fonts = layer.ascents.map { _ in (type0: writer.reserve(), cidFont: writer.reserve(), descriptor: writer.reserve()) }
 
-        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
         writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
         writer.object(page, """
             << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
@@ -102,20 +103,21 @@ public enum SearchablePDF {
         writer.stream(cidToGID, map, compress: compress)
         writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
-        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
-        return writer.finish(root: catalog, info: info)
+        return writer.finish(root: catalog)
     }
 
     /// A page that could not be read, as its image alone: no text layer, the same page size a read page has.
     /// For a degraded page in an exported document (`ocrfarm export`), so the document keeps its page count.
-    public static func imageOnly(_ image: PDFImage, resolution: Int, title: String, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+    public static func imageOnly(_ image: PDFImage, resolution: Int, title: String, archive: PDFAProfile? = nil,
+                                 compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
+    {
         let dpi = Double(resolution > 0 ? resolution : 300)
         let pageWidth = Double(image.width) * 72 / dpi
         let pageHeight = Double(image.height) * 72 / dpi
         var writer = PDFWriter()
         let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
-        let imageObject = writer.reserve(), info = writer.reserve()
-        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        let imageObject = writer.reserve()
+        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
         writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
         writer.object(page, """
             << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
@@ -123,33 +125,59 @@ public enum SearchablePDF {
             """)
         writer.stream(contents, Array("q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n".utf8), compress: compress)
         writer.image(imageObject, image)
-        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
-        return writer.finish(root: catalog, info: info)
+        return writer.finish(root: catalog)
     }
 
-    /// A page standing in for one whose image cannot be shown either: an A4 page with `lines` drawn on it in
-    /// Helvetica, as real (visible, extractable) text, so both a reader and `pdftotext` find why the page is missing.
-    /// Long lines are wrapped; characters outside Latin-1 are shown as `?` (the standard font's encoding has no
-    /// others, and a placeholder must not depend on an embedded font).
-    public static func placeholder(_ lines: [String], title: String, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+    /// A page standing in for one whose image cannot be shown either: an A4 page with `lines` drawn on it as real
+    /// (visible, extractable) text, so both a reader and `pdftotext` find why the page is missing. Long lines are
+    /// wrapped; characters outside Latin-1 (or missing from the font) are shown as `?`.
+    ///
+    /// The text is in `font`, embedded (FontFile2, only the glyphs shown) as a simple TrueType font in WinAnsi with the program's own
+    /// widths, as PDF/A requires; without one, in the standard Helvetica, which is not embedded (not PDF/A).
+    public static func placeholder(_ lines: [String], title: String, font: TrueTypeFont? = nil, archive: PDFAProfile? = nil,
+                                   compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
+    {
         let width = 595.276, height = 841.89  // A4 in points
         var content = "q 0.6 G 1 w 36 36 \(number(width - 72)) \(number(height - 72)) re S Q\n"
         content += "BT /F1 12 Tf 15 TL 72 \(number(height - 96)) Td\n"
-        for line in lines.flatMap({ wrapped($0, limit: 80) }) { content += "(\(latin1String(line))) Tj T*\n" }
+        // Lines fit between the margins: 80 characters of Helvetica, fewer of a wider font (a monospaced one's 'M').
+        let limit = font.map { max(20, Int((width - 144) / (12 * Double(max($0.width(0x4D), 1)) / 1000))) } ?? 80
+        for line in lines.flatMap({ wrapped($0, limit: limit) }) {
+            content += "(\(latin1String(line, has: { font?.has($0) ?? true }))) Tj T*\n"
+        }
         content += "ET\n"
         var writer = PDFWriter()
         let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
-        let font = writer.reserve(), info = writer.reserve()
-        writer.object(catalog, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+        let fontObject = writer.reserve()
+        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
         writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
         writer.object(page, """
             << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(width)) \(number(height))] \
-            /Contents \(contents) 0 R /Resources << /Font << /F1 \(font) 0 R >> /ProcSet [/PDF /Text] >> >>
+            /Contents \(contents) 0 R /Resources << /Font << /F1 \(fontObject) 0 R >> /ProcSet [/PDF /Text] >> >>
             """)
         writer.stream(contents, Array(content.utf8), compress: compress)
-        writer.object(font, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-        writer.object(info, "<< /Producer (ocrfarm) /Title \(unicodeString(title)) >>")
-        return writer.finish(root: catalog, info: info)
+        if let font {
+            let descriptor = writer.reserve(), program = writer.reserve()
+            let widths = (32...255).map { String(font.width($0)) }.joined(separator: " ")
+            writer.object(fontObject, """
+                << /Type /Font /Subtype /TrueType /BaseFont /\(font.name) /FirstChar 32 /LastChar 255 \
+                /Widths [\(widths)] /Encoding /WinAnsiEncoding /FontDescriptor \(descriptor) 0 R >>
+                """)
+            // Flags 32: nonsymbolic (Latin text in a standard encoding).
+            writer.object(descriptor, """
+                << /Type /FontDescriptor /FontName /\(font.name) /Flags 32 \
+                /FontBBox [\(font.boundingBox.map { String(font.scaled($0)) }.joined(separator: " "))] /ItalicAngle 0 \
+                /Ascent \(font.scaled(font.ascent)) /Descent \(font.scaled(font.descent)) /CapHeight \(font.scaled(font.ascent)) \
+                /StemV 80 /FontFile2 \(program) 0 R >>
+                """)
+            // Only the glyphs the page shows (and '?', which stands for the others).
+            let codes = Set(lines.flatMap { $0.unicodeScalars.map(\.value) } + [0x20, 0x3F])
+            let embedded = font.subset(codes) ?? font.program
+            writer.stream(program, embedded, dictionary: "/Length1 \(embedded.count)", compress: compress)
+        } else {
+            writer.object(fontObject, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+        }
+        return writer.finish(root: catalog)
     }
 
     /// `text` cut at spaces into lines of at most `limit` characters (a longer word is cut where it must be).
@@ -179,13 +207,13 @@ public enum SearchablePDF {
     /// A PDF literal string of `text` in WinAnsi (Latin-1 here): the delimiters and backslash escaped, controls and
     /// characters the encoding lacks as `?`, everything else as octal escapes above ASCII, so the content stream is
     /// plain ASCII.
-    static func latin1String(_ text: String) -> String {
+    static func latin1String(_ text: String, has: (UInt32) -> Bool = { _ in true }) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar.value {
             case 0x28, 0x29, 0x5C: out += "\\" + String(scalar)
-            case 0x20..<0x7F: out += String(scalar)
-            case 0xA0...0xFF: out += "\\" + String(scalar.value, radix: 8)
+            case 0x20..<0x7F where has(scalar.value): out += String(scalar)
+            case 0xA0...0xFF where has(scalar.value): out += "\\" + String(scalar.value, radix: 8)
             default: out += "?"
             }
         }
@@ -360,7 +388,10 @@ public enum SearchablePDF {
 
 /// Writes numbered PDF objects and the cross-reference table that finds them.
 struct PDFWriter {
-    private(set) var bytes: [UInt8] = Array("%PDF-1.5\n%\u{E2}\u{E3}\u{CF}\u{D3}\n".utf8)
+    /// The header, and a comment of four bytes above 127 so that transfer programs take the file for binary
+    /// (PDF/A-2 §6.1.2).
+    private(set) var bytes: [UInt8] = Array("%PDF-1.5\n%".utf8) + [0xE2, 0xE3, 0xCF, 0xD3, 0x0A]
+    private var info = 0
     private var offsets: [Int: Int] = [:]
     private var count = 0
 
@@ -405,16 +436,54 @@ struct PDFWriter {
             """)
     }
 
-    /// The cross-reference table and trailer; the finished document.
-    mutating func finish(root: Int, info: Int) -> [UInt8] {
+    /// The catalog, and the `/Info` dictionary; for PDF/A, the XMP metadata stream (never compressed: PDF/A
+    /// wants it readable by tools that know no PDF filters) and the sRGB output intent.
+    mutating func catalog(_ number: Int, pages: Int, title: String, archive: PDFAProfile?, compress: ([UInt8]) -> [UInt8]?) {
+        info = reserve()
+        object(info, PDFMetadata.info(title: title, date: archive?.date))
+        guard let archive else {
+            object(number, "<< /Type /Catalog /Pages \(pages) 0 R >>")
+            return
+        }
+        let metadata = reserve(), profile = reserve()
+        stream(metadata, PDFMetadata.xmp(title: title, date: archive.date), dictionary: "/Type /Metadata /Subtype /XML")
+        stream(profile, archive.iccProfile, dictionary: "/N 3", compress: compress)
+        object(number, """
+            << /Type /Catalog /Pages \(pages) 0 R /Metadata \(metadata) 0 R /OutputIntents [<< /Type /OutputIntent \
+            /S /GTS_PDFA1 /OutputConditionIdentifier (sRGB) /Info (sRGB IEC61966-2.1) /DestOutputProfile \(profile) 0 R >>] >>
+            """)
+    }
+
+    /// The cross-reference table and trailer (with a file /ID, from the content: PDF/A wants one); the finished
+    /// document. `catalog` must have been written.
+    mutating func finish(root: Int) -> [UInt8] {
         let start = bytes.count
         var table = "xref\n0 \(count + 1)\n0000000000 65535 f \n"
         for number in 1...max(count, 1) {
             let offset = String(offsets[number] ?? 0)
             table += String(repeating: "0", count: max(0, 10 - offset.count)) + offset + " 00000 n \n"
         }
-        table += "trailer\n<< /Size \(count + 1) /Root \(root) 0 R /Info \(info) 0 R >>\nstartxref\n\(start)\n%%EOF\n"
+        let id = Self.identifier(bytes)
+        table += "trailer\n<< /Size \(count + 1) /Root \(root) 0 R /Info \(info) 0 R /ID [<\(id)> <\(id)>] >>\n"
+            + "startxref\n\(start)\n%%EOF\n"
         bytes += Array(table.utf8)
         return bytes
+    }
+}
+
+extension PDFWriter {
+    /// 16 bytes in hex that differ for different files: two FNV-1a hashes of the content (no cryptographic
+    /// strength needed; the date in a PDF/A file's metadata sets two runs of one page apart).
+    static func identifier(_ bytes: [UInt8]) -> String {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325, b: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in bytes {
+            a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
+            b = (b ^ UInt64(byte ^ 0x5A)) &* 0x100_0000_01b3
+        }
+        func hex(_ value: UInt64) -> String {
+            let text = String(value, radix: 16, uppercase: true)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return hex(a) + hex(b)
     }
 }

@@ -16,6 +16,21 @@ public struct QPDFError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { "\(operation): \(message)" }
 }
 
+/// A PDF/A output intent: the ICC profile of the colours the document means, and its names.
+public struct OutputIntent: Sendable {
+    public let profile: [UInt8]
+    public let components: Int
+    public let identifier: String
+    public let info: String
+
+    public init(profile: [UInt8], components: Int, identifier: String, info: String) {
+        self.profile = profile
+        self.components = components
+        self.identifier = identifier
+        self.info = info
+    }
+}
+
 /// Facts about a PDF file.
 public struct PDFInfo: Sendable, Equatable {
     public let pageCount: Int
@@ -34,6 +49,65 @@ public enum QPDF {
         ]
         if linearize { job["linearize"] = .string("") }
         try run(json: JSONText.object(job).rendered, operation: "merge into \(output)")
+    }
+
+    /// Writes the PDF at `path` to `output` with a new document `/Info` (`info`: keys without the slash, text values)
+    /// and, when given, a new XMP metadata stream and output intent on the catalog (for PDF/A); any old ones are
+    /// replaced, or removed when not given. qpdf writes a new trailer /ID, and here puts an end of line before every
+    /// `endstream` (PDF/A wants one; qpdf's default leaves it out).
+    public static func setMetadata(_ path: String, into output: String, info: [(key: String, value: String)], xmp: [UInt8]?,
+                                   outputIntent: OutputIntent?) throws(QPDFError)
+    {
+        var handle: qpdf_data? = qpdf_init()
+        defer { qpdf_cleanup(&handle) }
+        let log = MessageLog()
+        let logger = log.makeLogger()
+        defer { var l: qpdflogger_handle? = logger; qpdflogger_cleanup(&l) }
+        qpdf_set_logger(handle, logger)
+        qpdf_set_suppress_warnings(handle, 1)
+        qpdf_silence_errors(handle)
+        func failure(_ what: String) -> QPDFError {
+            var message = log.text
+            if let error = qpdf_get_error(handle), let text = qpdf_get_error_full_text(handle, error) { message = String(cString: text) }
+            return QPDFError(operation: "\(what) \(path)", message: message.isEmpty ? "qpdf failed" : message)
+        }
+        guard qpdf_read(handle, path, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
+        let dictionary = qpdf_oh_new_dictionary(handle)
+        for (key, value) in info { qpdf_oh_replace_key(handle, dictionary, "/" + key, qpdf_oh_new_unicode_string(handle, value)) }
+        qpdf_oh_replace_key(handle, qpdf_get_trailer(handle), "/Info", qpdf_make_indirect_object(handle, dictionary))
+        let root = qpdf_get_root(handle)
+        qpdf_oh_remove_key(handle, root, "/Metadata")
+        qpdf_oh_remove_key(handle, root, "/OutputIntents")
+        func stream(_ bytes: [UInt8], _ entries: [(String, qpdf_oh)]) -> qpdf_oh {
+            let stream = qpdf_oh_new_stream(handle)
+            bytes.withUnsafeBufferPointer { buffer in
+                qpdf_oh_replace_stream_data(handle, stream, buffer.baseAddress, buffer.count, qpdf_oh_new_null(handle), qpdf_oh_new_null(handle))
+            }
+            let dictionary = qpdf_oh_get_dict(handle, stream)
+            for (key, value) in entries { qpdf_oh_replace_key(handle, dictionary, key, value) }
+            return stream
+        }
+        if let xmp {
+            qpdf_oh_replace_key(handle, root, "/Metadata", stream(xmp, [
+                ("/Type", qpdf_oh_new_name(handle, "/Metadata")), ("/Subtype", qpdf_oh_new_name(handle, "/XML")),
+            ]))
+        }
+        if let outputIntent {
+            let intent = qpdf_oh_new_dictionary(handle)
+            qpdf_oh_replace_key(handle, intent, "/Type", qpdf_oh_new_name(handle, "/OutputIntent"))
+            qpdf_oh_replace_key(handle, intent, "/S", qpdf_oh_new_name(handle, "/GTS_PDFA1"))
+            qpdf_oh_replace_key(handle, intent, "/OutputConditionIdentifier", qpdf_oh_new_string(handle, outputIntent.identifier))
+            qpdf_oh_replace_key(handle, intent, "/Info", qpdf_oh_new_string(handle, outputIntent.info))
+            qpdf_oh_replace_key(handle, intent, "/DestOutputProfile", stream(outputIntent.profile, [
+                ("/N", qpdf_oh_new_integer(handle, Int64(outputIntent.components))),
+            ]))
+            let intents = qpdf_oh_new_array(handle)
+            qpdf_oh_append_item(handle, intents, intent)
+            qpdf_oh_replace_key(handle, root, "/OutputIntents", intents)
+        }
+        guard qpdf_has_error(handle) == 0, qpdf_init_write(handle, output) & Int32(QPDF_ERRORS) == 0 else { throw failure("update") }
+        qpdf_set_newline_before_endstream(handle, 1)
+        guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("write") }
     }
 
     /// Splits the PDF at `path` into one file per page in `directory` (which must exist); returns their paths in

@@ -14,6 +14,8 @@ struct ExportCommand: Command {
                    "Only this document (its name as submitted, or the file name); may be repeated. Default: all."),
         OptionSpec("--format", value: "LIST",
                    "Formats to write: \(OutputFormat.exported.map(\.exportName).joined(separator: ", ")) (comma-separated; default: all)."),
+        OptionSpec("--pdf-type", value: "TYPE",
+                   "pdfa-2b (PDF/A-2B documents: XMP metadata, sRGB OutputIntent, embedded fonts; default) or pdf (plain)."),
         OptionSpec("--complete-only", "Skip documents that have pages not done yet, instead of exporting their done pages."),
         OptionSpec("--layout", value: "tree|flat",
                    "tree: mirror the submitted folders (box17/folder3.pdf; default); flat: every document in DIR (box17_folder3.pdf)."),
@@ -77,8 +79,10 @@ struct ExportCommand: Command {
         if textPer == "document" && !formats.contains(.text) {
             throw UsageError(message: "--text-per document writes text: leave text in --format")
         }
-        options = ExportOptions(formats: formats, documents: documents, completeOnly: arguments.flag("--complete-only"),
-                                tree: layout == "tree", documentText: textPer == "document")
+        var options = ExportOptions(formats: formats, documents: documents, completeOnly: arguments.flag("--complete-only"),
+                                    tree: layout == "tree", documentText: textPer == "document")
+        options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
+        self.options = options
     }
 
     func run() throws -> ExitStatus {

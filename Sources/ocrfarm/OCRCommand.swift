@@ -65,7 +65,8 @@ struct OCRCommand: Command {
 
     func run() throws -> ExitStatus {
         if engine == "tesseract" { try EngineCheck.languages(languages) }
-        let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages)
+        let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
+                                      pdfType: pageOptions.pdfType)
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
         let batch = LocalBatch(

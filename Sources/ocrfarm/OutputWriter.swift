@@ -16,6 +16,9 @@ final class OutputWriter {
     private var pagesWritten = 0
     private var pdf: DocumentPDF?
     private var pdfDirectory: String?
+    private let pdfType: PDFType
+    /// The merged PDF's title: the first page's file.
+    private var pdfTitle: String?
     private var finished = false
     private var writeError: Int32?
     private let languages: [String]
@@ -28,8 +31,9 @@ final class OutputWriter {
     /// from the pages' own documents; the others are written here from the result model, one document for all.
     var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
 
-    init(format: OutputFormat, path: String?, languages: [String] = ["eng"]) throws {
+    init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b) throws {
         self.format = format
+        self.pdfType = pdfType
         self.path = path
         self.languages = languages
         if format == .page, let path, FileSystem.isDirectory(path) {
@@ -101,6 +105,7 @@ final class OutputWriter {
             guard case .success(let page) = report.outcome, let rendering = page.rendering(.pdf), let pdf else { return }
             do {
                 try pdf.append(rendering)
+                if pdfTitle == nil { pdfTitle = report.path }
             } catch {
                 Console.error("ocrfarm: \(report.path): \(error.message)")
             }
@@ -168,7 +173,8 @@ final class OutputWriter {
         guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
         let document = pdfDirectory + "/document.pdf"
         do {
-            try pdf.merge(into: document)
+            // One page keeps its own metadata (made with the page); several get the document's.
+            try pdf.merge(into: document, metadata: pdf.pageCount > 1 ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil)
         } catch {
             throw CommandFailure(.software, error.message)
         }

@@ -227,6 +227,8 @@ enum CorrectionOptions {
                    "At fast, do not read weak pages again (other image variants, the surest reading of each line kept)."),
         OptionSpec("--image-dpi", value: "N",
                    "The scans' resolution, for files that do not say it or say it wrong (sets the PDF page size; default: the file's, else inferred from the page's shape and text size)."),
+        OptionSpec("--pdf-type", value: "TYPE",
+                   "pdfa-2b (PDF/A-2B: XMP metadata, sRGB OutputIntent, every font embedded; default) or pdf (plain)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
@@ -260,6 +262,7 @@ enum CorrectionOptions {
         options.languageCorrection = !arguments.flag("--no-language-correction")
         options.secondReading = !arguments.flag("--no-second-reading")
         options.imageDPI = try arguments.int("--image-dpi", range: PageOptions.imageDPIRange)
+        options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         return options
     }
 }
