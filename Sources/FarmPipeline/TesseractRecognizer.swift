@@ -189,8 +189,10 @@ public final class TesseractRecognizer: PageRecognizer {
             remaining = left
         }
         do {
+            // No input name: Tesseract would read a `.uzn` zone file beside the source as the page's layout, from
+            // a folder anyone submitting may write (zones off the page abort the worker; others misread it).
             return try reader.recognize(image, resolution: resolution > 0 ? resolution : nil, timeoutMilliseconds: remaining,
-                                        inputName: options.sourceName.isEmpty ? nil : options.sourceName)
+                                        inputName: nil)
         } catch {
             let code: FailureCode = error.kind == .timeout ? .timeout : .ocrFailed
             throw PageFailure(stage: Self.stage, code: code, message: error.message, retryable: error.kind == .timeout)

@@ -107,8 +107,10 @@ public final class TesseractEngine {
 
     /// Recognizes `image` (any depth). `resolution` overrides the image's ppi tag (Tesseract assumes 70 when both
     /// are missing, which hurts). `timeoutMilliseconds` stops a page that runs too long with `.timeout`.
-    /// `inputName` names the image to Tesseract. Without a resolution, Tesseract estimates one from
-    /// the text size, as its command line does.
+    /// `inputName` names the image to Tesseract: never the path of a file people can write beside, since Tesseract
+    /// then reads `NAME.uzn` next to it as the page's zones (in any mode up to single block), and zones that leave
+    /// the image abort the process. Without a resolution, Tesseract estimates one from the text size, as its
+    /// command line does.
     public func recognize(_ image: Leptonica.Pix, resolution: Int? = nil, timeoutMilliseconds: Int? = nil,
                           inputName: String? = nil) throws(TesseractError) -> Recognition
     {
@@ -140,6 +142,9 @@ public final class TesseractEngine {
         return collect(width: image.width, height: image.height)
     }
 
+    /// The narrowest region `recognize(_:regions:mode:resolution:)` reads, in pixels on each side.
+    public static let smallestRegion = 4
+
     /// Recognizes several parts of one image (e.g. the lines of a page in another language), setting the image
     /// once: Tesseract copies and thresholds an image each time it is set. Nil for a part it could not read.
     public func recognize(_ image: Leptonica.Pix, regions: [Leptonica.Box], mode: PageSegmentationMode,
@@ -153,7 +158,15 @@ public final class TesseractEngine {
         if let resolution, resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(resolution)) }
         var results: [Recognition?] = []
         for box in regions {
-            TessBaseAPISetRectangle(handle, Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height))
+            // Tesseract aborts the process (block_edges' assertion) on a rectangle that leaves the image or is too
+            // thin to hold an edge: only the part inside the image is read, and a sliver is not read at all.
+            let x = max(0, box.x), y = max(0, box.y)
+            let width = min(box.x + box.width, image.width) - x, height = min(box.y + box.height, image.height) - y
+            guard width >= Self.smallestRegion, height >= Self.smallestRegion else {
+                results.append(nil)
+                continue
+            }
+            TessBaseAPISetRectangle(handle, Int32(x), Int32(y), Int32(width), Int32(height))
             let rc = TessBaseAPIRecognize(handle, nil)
             _ = LeptonicaLibrary.takeMessages()
             results.append(rc == 0 ? collect(width: image.width, height: image.height) : nil)

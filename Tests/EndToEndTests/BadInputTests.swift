@@ -201,4 +201,17 @@ struct BadInputTests {
         #expect(!status.text.contains("\u{9B}") && !status.text.contains("\u{2028}"), "\(status.text)")
         #expect(status.text.contains("c\\x9B2J\\u2028s "), "\(status.text)")
     }
+
+    @Test("a zone file (.uzn) beside a page is not read: Tesseract would take its zones as the page's layout, and zones off the corrected page aborted the process")
+    func zoneFileBesidePage() throws {
+        let folder = TemporaryDirectory("uzn")
+        for ending in ["tif", "uzn"] {
+            try FileSystem.write(try Fixtures.read("tesseract-testdata/8087_054.3B.\(ending)"), to: folder.file("page.\(ending)"))
+        }
+        let read = try Run.ocrfarm(["ocr", folder.file("page.tif")], environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(read.status == 0, "exit \(read.status): \(read.stderr)")
+        let truth = try String(contentsOfFile: Fixtures.path("tesseract-testdata/8087_054.3B.gt.txt"), encoding: .utf8)
+        let cer = TextMetrics.characterErrorRate(reference: truth, hypothesis: read.text)
+        #expect(cer < 0.12, "CER \(cer)")
+    }
 }
