@@ -105,6 +105,8 @@ extension Coordinator {
                                    languages: hello.languages, version: hello.version, now: now)
         case .left(let worker, let state):
             try store.workerLeft(worker, state: state, now: now)
+        case .keyBound(let worker, let key):
+            try store.bindWorkerKey(worker, key: key, now: now)
         }
     }
 }
@@ -116,5 +118,6 @@ enum PendingWrite {
     case lost(AttemptID, worker: WorkerID, startedAt: Double?, message: String)
     case returned(AttemptID, worker: WorkerID, startedAt: Double?)
     case joined(Hello)
+    case keyBound(WorkerID, key: String)
     case left(WorkerID, state: WorkerExit)
 }

@@ -12,7 +12,11 @@ extension Coordinator {
             guard let key, keys[hello.worker].map({ $0 == key }) ?? true else {
                 return refuseClaim(hello, route: route, key: key)
             }
-            keys[hello.worker] = key
+            if keys[hello.worker] == nil {
+                keys[hello.worker] = key
+                // Kept in the store, so the binding outlives this coordinator.
+                pending.append(.keyBound(hello.worker, key: key))
+            }
         }
         let worker: WorkerState
         if let existing = workers[hello.worker] {

@@ -118,6 +118,8 @@ public final class Coordinator {
 
         let now = time.now
         let recovered = try store.recoverLeases(now: now)
+        // Worker ids stay bound to the keys they first came with, across restarts.
+        if configuration.curve != nil { keys = try store.workerKeys() }
         try store.write {
             try store.markWorkersGone(before: now + 1)
             try store.setSetting("started_at", String(now))

@@ -122,5 +122,14 @@ enum Schema {
             CREATE VIRTUAL TABLE document_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
             INSERT INTO document_search (rowid, name) SELECT id, name FROM documents;
             """),
+        // A worker id's CURVE key, bound at its first HELLO (issue 18): kept across coordinator restarts, so after
+        // a restart another key still cannot take a known worker's id.
+        Migration(version: 5, name: "worker keys", sql: """
+            CREATE TABLE worker_keys (
+                worker_id TEXT PRIMARY KEY,
+                key TEXT NOT NULL,
+                bound_at REAL NOT NULL
+            ) STRICT;
+            """),
     ]
 }

@@ -29,6 +29,21 @@ extension Store {
             .execute([.text(state.rawValue), .real(now), .text(id.rawValue)])
     }
 
+    /// The CURVE key each worker id is bound to (`bindWorkerKey`).
+    public func workerKeys() throws -> [WorkerID: String] {
+        var keys: [WorkerID: String] = [:]
+        for (id, key) in try connection.cached("SELECT worker_id, key FROM worker_keys").rows([], { ($0.text(0), $0.text(1)) }) {
+            keys[WorkerID(id)] = key
+        }
+        return keys
+    }
+
+    /// Binds a worker id to the CURVE public key (Z85) it first said HELLO with; a binding made before stays.
+    public func bindWorkerKey(_ id: WorkerID, key: String, now: Double = Clock.now) throws {
+        try connection.cached("INSERT OR IGNORE INTO worker_keys (worker_id, key, bound_at) VALUES (?, ?, ?)")
+            .execute([.text(id.rawValue), .text(key), .real(now)])
+    }
+
     /// Marks every worker not seen since `before` as gone (at coordinator start, all of them).
     public func markWorkersGone(before: Double) throws {
         try connection.cached("UPDATE workers SET state = 'gone' WHERE state != 'gone' AND last_seen < ?").execute([.real(before)])

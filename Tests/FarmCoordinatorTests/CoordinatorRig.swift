@@ -9,15 +9,18 @@ import ZeroMQ
 /// A coordinator in this process on an `inproc://` endpoint, with a store in a temporary folder and a clock the
 /// test drives. The test pumps the loop by hand (`turn`) and plays the workers with DEALER sockets.
 final class CoordinatorRig {
-    let folder = TemporaryDirectory("coordinator-test")
+    let folder: TemporaryDirectory
     let time = DrivenTime()
     let context: Context
     let store: Store
     let coordinator: Coordinator
 
-    init(busyTimeoutMilliseconds: Int32 = 10_000, _ adjust: (inout CoordinatorConfiguration) -> Void = { _ in }) throws {
+    /// `folder`: another rig's, for a coordinator started again on the same store.
+    init(busyTimeoutMilliseconds: Int32 = 10_000, folder: TemporaryDirectory? = nil,
+         _ adjust: (inout CoordinatorConfiguration) -> Void = { _ in }) throws {
+        self.folder = folder ?? TemporaryDirectory("coordinator-test")
         context = try Context()
-        store = try Store(path: folder.file("farm.db"), busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        store = try Store(path: self.folder.file("farm.db"), busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         var configuration = CoordinatorConfiguration(bind: "inproc://coordinator-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
         adjust(&configuration)
         coordinator = try Coordinator(store: store, context: context, configuration: configuration, time: time)

@@ -53,6 +53,32 @@ struct WorkerIdentityTests {
         try rig.store.connection.prepare("SELECT outcome FROM attempts ORDER BY page_id, number").rows { $0.text(0) }
     }
 
+    @Test("the binding outlives the coordinator: after a restart on the same store another key still cannot take the id")
+    func bindingSurvivesRestart() throws {
+        let server = try Curve.generateKeyPair()
+        let real = CurveClientKeys(serverKey: server.publicKey, pair: try Curve.generateKeyPair())
+        let rogue = CurveClientKeys(serverKey: server.publicKey, pair: try Curve.generateKeyPair())
+        func settings(_ configuration: inout CoordinatorConfiguration) {
+            configuration.bind = "tcp://127.0.0.1:*"
+            configuration.curve = CurveServerSettings(secretKey: server.secretKey,
+                                                      authorizedKeys: [real.pair.publicKey, rogue.pair.publicKey])
+        }
+        let first = try CoordinatorRig(settings)
+        let worker = try connect(first, as: "w1", keys: real)
+        #expect(try pump(first, worker) { try first.store.workerKeys()[WorkerID("w1")] == real.pair.publicKey },
+                "the binding is stored")
+
+        // A coordinator started again on the same store: the rogue's claim is refused, the real key still rejoins.
+        let second = try CoordinatorRig(folder: first.folder, settings)
+        let claim = try connect(second, as: "w1", keys: rogue)
+        #expect(try pump(second, claim) { second.counters.malformed["identity-refused"] == 1 })
+        let again = try connect(second, as: "w1", keys: real)
+        again.send(.credit(1))
+        try second.addPages(1)
+        #expect(try pump(second, again) { !again.jobs.isEmpty }, "the real worker is served")
+        #expect(second.counters.malformed["identity-refused"] == 1)
+    }
+
     @Test("another authorized key sending HELLO with a worker's id is refused: the worker keeps its leases, the rogue completes nothing, the pages finish")
     func anotherKeyClaimsTheID() throws {
         let farm = try farm()
