@@ -13,6 +13,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case notAStore
         /// The store file was deleted, moved or replaced while in use.
         case gone
+        /// No store can be made or opened for writing at the path: its folder is missing or not writable.
+        case cannotCreate
     }
 
     public let message: String
@@ -91,6 +93,19 @@ public final class Store {
                 throw StoreError(error, path: path)
             }
             return
+        }
+        // SQLite's own word for these is "unable to open database file": say which folder and why.
+        if !FileSystem.exists(path) {
+            let folder = FileSystem.directoryName(path)
+            if !FileSystem.isDirectory(folder) {
+                throw StoreError("cannot make the store \(path): the folder \(folder) does not exist", kind: .cannotCreate)
+            }
+            if !FileSystem.isWritable(folder) {
+                throw StoreError("cannot make the store \(path): the folder \(folder) is not writable", kind: .cannotCreate)
+            }
+        } else if !FileSystem.isWritable(path) {
+            throw StoreError("cannot write the store \(path): the file is not writable (a reading command such as "
+                             + "status can still open it)", kind: .cannotCreate)
         }
         do {
             connection = try Connection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)

@@ -144,6 +144,9 @@ enum Commands {
         } catch let error as StoreError where error.kind == .gone {
             report(error.message, status: .ioError, command: command.name)
             return .ioError
+        } catch let error as StoreError where error.kind == .cannotCreate {
+            report(error.message, status: .cannotCreate, command: command.name)
+            return .cannotCreate
         } catch let error as StoreError where error.kind == .notAStore {
             report(error.message, status: .noInput, command: command.name)
             return .noInput

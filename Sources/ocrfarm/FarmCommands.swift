@@ -62,7 +62,7 @@ struct CoordinatorCommand: Command {
     Without CURVE, binding an address other than loopback prints a warning.
 
     Exit status: 0 stopped by SIGTERM or SIGINT; 64 bad usage; 66 no store, or not an ocrfarm store; 69 the address
-    cannot be bound; 74 the disk is full or the store was moved or deleted; 75 another coordinator serves the store;
+    cannot be bound; 73 the store cannot be made or written; 74 the disk is full or the store was moved or deleted; 75 another coordinator serves the store;
     76 the store is damaged; 78 a bad key file.
     """
 

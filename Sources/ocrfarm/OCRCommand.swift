@@ -109,11 +109,35 @@ enum EngineCheck {
         }
         let missing = languages.filter { !installed.contains($0) }
         guard missing.isEmpty else {
+            // A code Tesseract has is one package away; a typo gets the nearest code instead of a package that
+            // does not exist.
+            let unknown = missing.filter { !tesseractLanguages.contains($0) }
+            if !unknown.isEmpty {
+                let hints = unknown.map { code in
+                    let near = (installed + tesseractLanguages.sorted()).min {
+                        Commands.editDistance(code, $0) < Commands.editDistance(code, $1)
+                    }
+                    return "\(code)" + (near.map { Commands.editDistance(code, $0) <= 2 ? " (did you mean \($0)?)" : "" } ?? "")
+                }
+                throw CommandFailure(.unavailable, "not a Tesseract language: \(hints.joined(separator: ", ")); "
+                                     + "installed: \(installed.joined(separator: ", "))")
+            }
             throw CommandFailure(.unavailable, "language data not installed: \(missing.joined(separator: ", ")) "
                                  + "(installed: \(installed.joined(separator: ", ")); on Debian: apt-get install "
                                  + missing.map { "tesseract-ocr-\($0.replacingUnderscores)" }.joined(separator: " ") + ")")
         }
     }
+
+    /// The languages Tesseract's models exist for (tessdata, tessdata_fast and tessdata_best; Debian packages each
+    /// as tesseract-ocr-CODE with - for _).
+    static let tesseractLanguages: Set<String> = Set("""
+        afr amh ara asm aze aze_cyrl bel ben bod bos bre bul cat ceb ces chi_sim chi_sim_vert chi_tra chi_tra_vert chr \
+        cos cym dan deu div dzo ell eng enm epo equ est eus fao fas fil fin fra frk frm fry gla gle glg grc guj hat heb \
+        hin hrv hun hye iku ind isl ita ita_old jav jpn jpn_vert kan kat kat_old kaz khm kir kmr kor kor_vert lao lat \
+        lav lit ltz mal mar mkd mlt mon mri msa mya nep nld nor oci ori osd pan pol por pus que ron rus san sin slk slv \
+        snd spa spa_old sqi srp srp_latn sun swa swe syr tam tat tel tgk tha tir ton tur uig ukr urd uzb uzb_cyrl vie \
+        yid yor
+        """.split(whereSeparator: \.isWhitespace).map(String.init))
 }
 
 extension String {

@@ -33,7 +33,8 @@ struct RunCommand: Command {
     the queue, and the summary counts what the store holds.
 
     Exit status: 0 every page done; 64 bad usage; 65 some pages failed; 66 nothing could be read, or not an ocrfarm
-    store; 70 the embedded coordinator or the workers failed (STORE.log says why); 74 the disk is full, or the store
+    store; 70 the embedded coordinator or the workers failed (STORE.log says why); 73 the store cannot be made or written
+    (its folder is missing or not writable); 74 the disk is full, or the store
     was moved or deleted; 75 a coordinator serves the store; 76 the store is damaged; 130 interrupted.
     """
 

@@ -83,7 +83,9 @@ struct SubmitCommand: Command {
     files (missing, symbolic link loops, FIFOs, devices) are reported and never opened. The rest is still submitted.
 
     Exit status: 0 all submitted; 65 some files were unusable (recorded as failed) or not files; 66 nothing was
-    recorded (only paths that are not files).
+    recorded (only paths that are not files), or not an ocrfarm store; 69 a language is not installed; 73 the
+    store cannot be made or written (its folder is missing or not writable); 74 the disk is full; 76 the store is
+    damaged.
     """
 
     let storePath: String

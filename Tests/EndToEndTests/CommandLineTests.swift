@@ -72,4 +72,17 @@ struct CommandLineTests {
         let far = try Run.ocrfarm(["photograph"])
         #expect(far.status == 64 && !far.stderr.contains("did you mean"), "\(far.stderr)")
     }
+
+    @Test("store problems say the path and why, with their exit code; a mistyped language gets the nearest one")
+    func plainWords() throws {
+        let page = Fixtures.packageRoot + "/Samples/pages/clean-000.png"
+        let missing = try Run.ocrfarm(["submit", "--store", "/nonexistent-folder-ocrfarm/x.db", page])
+        #expect(missing.status == 73, "\(missing.stderr)")
+        #expect(missing.stderr.contains("cannot make the store /nonexistent-folder-ocrfarm/x.db: the folder /nonexistent-folder-ocrfarm does not exist"),
+                "\(missing.stderr)")
+        #expect(!missing.stderr.contains("unable to open database file"), "no raw SQLite text")
+        let typo = try Run.ocrfarm(["ocr", "--lang", "chi_simp", page])
+        #expect(typo.status == 69 && typo.stderr.contains("not a Tesseract language: chi_simp (did you mean chi_sim?)"), "\(typo.stderr)")
+        #expect(!typo.stderr.contains("tesseract-ocr-chi-simp"), "no package that does not exist")
+    }
 }
