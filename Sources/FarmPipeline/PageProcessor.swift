@@ -170,6 +170,13 @@ public final class PageProcessor {
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
         if let analyzer { Self.analyze(&result, with: analyzer, languages: options.languages) }
+        if engine == .tesseract {
+            // Measured on the page as it was read; without its pixels (should they not convert) ink is left out.
+            let gray = try? image.grayPixels()
+            result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
+                                                   usesDictionary: options.languageCorrection
+                                                       && !LanguagePlan(options.languages).isUnspaced)
+        }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
                                               creator: Self.documentCreator)

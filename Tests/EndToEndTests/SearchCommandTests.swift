@@ -213,7 +213,7 @@ struct SearchCommandTests {
         let output = try Run.ocrfarm(["search", "--store", path, "君子"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.text.contains("letters  page 1") && output.text.contains("[君子]"), "\(output.text)")
-        #expect(try Connection(path: path, mode: .readOnly).userVersion == 3, "migrated to the newest schema")
+        #expect(try Connection(path: path, mode: .readOnly).userVersion == 4, "migrated to the newest schema")
         #expect(try Run.ocrfarm(["search", "--store", path, "archivist"]).status == 0)
     }
 

@@ -164,7 +164,7 @@ struct SearchStoreTests {
         #expect(try readOnly.hasSearchIndex == false)
         let store = try Store(path: path)
         #expect(try store.hasSearchIndex)
-        #expect(try store.connection.userVersion == 3, "migrated to the newest schema")
+        #expect(try store.connection.userVersion == 4, "migrated to the newest schema")
         #expect(try store.setting("search_backfill") == nil, "the marker is gone once the backfill is done")
         #expect(try search(store, "archive").total == 5)
         #expect(try search(store, "档案").total == 5)

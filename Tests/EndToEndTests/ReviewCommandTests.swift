@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import FarmCore
+import Leptonica
+import TestSupport
+
+/// `ocrfarm review` over a store read by `ocrfarm run` (real workers, real Tesseract): the weak pages first.
+@Suite("ocrfarm review: the weakest pages first (end to end)")
+struct ReviewCommandTests {
+    @Test("a blank and an upside-down page come before a clean scan and a real paper page; --below, --json, text, old results")
+    func weakPagesFirst() throws {
+        let folder = TemporaryDirectory()
+        let pages = folder.file("pages")
+        try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
+        let phototest = try Fixtures.read("tesseract-testdata/phototest.tif")
+        folder.write("pages/clean.tif", phototest)
+        folder.write("pages/paper.jpg", try Fixtures.read("docbank/delayed-acceptance-11.jpg"))
+        folder.write("pages/upside-down.png", try Pix(encoded: phototest).rotatedOrthogonally(quarterTurns: 2).encoded(as: .png))
+        folder.write("pages/blank.png", TestImages.png(width: 1200, height: 900, shade: 250))
+        let store = folder.file("farm.db")
+        // Orientation is not corrected, so the upside-down page is read as it lies: garble.
+        let run = try Run.ocrfarm(["run", "--store", store, "--workers", "2", "--skip", "orient", "--outputs", "none", pages],
+                                  environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let output = try Run.ocrfarm(["review", "--store", store, "--json", "--limit", "0"])
+        #expect(output.status == 0, "\(output.stderr)")
+        let review = try JSON.parse(Array(output.stdout))
+        #expect(review["measured"]?.intValue == 4)
+        #expect(review["unmeasured"]?.intValue == 0)
+        let listed = try #require(review["pages"]?.arrayValue)
+        let names = listed.compactMap { $0["document"]?.stringValue }
+        #expect(names.count == 4)
+        #expect(Set(names.prefix(2)) == ["blank.png", "upside-down.png"], "\(names)")
+        let figures = listed.compactMap { $0["figure"]?.doubleValue }
+        #expect(figures == figures.sorted(), "weakest first: \(figures)")
+        #expect(listed[0]["figure"]?.doubleValue == 0 && listed[0]["document"]?.stringValue == "blank.png")
+        for page in listed.suffix(2) {
+            #expect(try #require(page["figure"]?.doubleValue) > 0.7, "\(page)")
+            let worst = try #require(page["worst"])
+            #expect(Rect(json: worst["box"]) != nil)
+            #expect(try #require(worst["confidence"]?.doubleValue) <= try #require(page["confidence"]?.doubleValue))
+        }
+        let documents = try #require(review["documents"]?.arrayValue)
+        #expect(documents.first?["document"]?.stringValue == "blank.png")
+        #expect(documents.count == 4)
+
+        // --below keeps the weak ones only; text output names them with their worst line.
+        let below = try Run.ocrfarm(["review", "--store", store, "--below", "0.5"])
+        #expect(below.status == 0, "\(below.stderr)")
+        let text = String(decoding: below.stdout, as: UTF8.self)
+        #expect(text.contains("blank.png p1") && text.contains("upside-down.png p1"), "\(text)")
+        #expect(!text.contains("clean.tif") && !text.contains("paper.jpg"), "\(text)")
+        #expect(text.contains("worst line"), "\(text)")
+        #expect(try Run.ocrfarm(["review", "--store", store, "--below", "2"]).status == 64)
+
+        // A result stored before quality was measured (no figure in its structure) is counted, not listed.
+        let sqlite = try #require(Run.which("sqlite3"))
+        let stripped = try Run.process(sqlite, [store, """
+            UPDATE results SET structure = CAST(json_remove(CAST(structure AS TEXT), '$.quality') AS BLOB)
+            WHERE page_id = (SELECT p.id FROM pages p JOIN documents d ON d.id = p.document_id WHERE d.name = 'clean.tif')
+            """])
+        #expect(stripped.status == 0, "\(stripped.stderr)")
+        let after = try JSON.parse(Array(try Run.ocrfarm(["review", "--store", store, "--json"]).stdout))
+        #expect(after["measured"]?.intValue == 3 && after["unmeasured"]?.intValue == 1)
+        #expect(after["pages"]?.arrayValue?.contains { $0["document"]?.stringValue == "clean.tif" } == false)
+    }
+}
