@@ -1,6 +1,6 @@
 /// How far a page's reading can be trusted, measured from the reading itself (no second OCR pass): one figure
 /// 0…1 for sorting (`figure`), the parts it is made of, and the page's worst line. FarmAnalysis `QualityFigure`
-/// computes it; docs/quality.md gives the formula.
+/// computes it and gives the formula.
 public struct PageQuality: Sendable, Equatable {
     /// The worst line of the page: the line with the lowest confidence, where a page mean hides a bad region.
     public struct Region: Sendable, Equatable {

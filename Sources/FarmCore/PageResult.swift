@@ -171,7 +171,7 @@ public struct PageResult: Sendable, Equatable {
         return Quad(corners.map { toOriginal.apply($0) })
     }
 
-    /// The page as JSON: size, text, mean confidence, language, keywords, words with boxes (on the corrected page, and as corners in
+    /// The page as JSON: size, text, mean confidence, language, keywords, quality, words with boxes (on the corrected page, and as corners in
     /// the original image when the page was corrected), lines, stage findings, timings.
     public var json: JSON {
         var fields: [(String, JSON)] = [
@@ -194,6 +194,7 @@ public struct PageResult: Sendable, Equatable {
         }
         if let toOriginal { fields.append(("to_original", toOriginal.json)) }
         if findings != .null { fields.append(("stages", findings)) }
+        if let quality { fields.append(("quality", quality.json)) }
         fields.append(("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })))
         return .object(fields)
     }

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import FarmCore
+@testable import FarmStore
 import Leptonica
+import SQLite
 import TestSupport
 
 /// `ocrfarm review` over a store read by `ocrfarm run` (real workers, real Tesseract): the weak pages first.
@@ -65,5 +67,35 @@ struct ReviewCommandTests {
         let after = try JSON.parse(Array(try Run.ocrfarm(["review", "--store", store, "--json"]).stdout))
         #expect(after["measured"]?.intValue == 3 && after["unmeasured"]?.intValue == 1)
         #expect(after["pages"]?.arrayValue?.contains { $0["document"]?.stringValue == "clean.tif" } == false)
+    }
+
+    @Test("a store from before quality was measured (schema 3), opened read-only: its pages are counted as not measured")
+    func oldStore() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.file("old.db")
+        do {
+            let connection = try Connection(path: path)
+            try Migrator(Array(Schema.migrations.prefix(3))).migrate(connection)
+            try connection.execute("""
+                INSERT INTO documents (id, name, source, page_count, submitted_at) VALUES (1, 'letters', X'2F6C', 1, 0);
+                INSERT INTO pages (id, document_id, number, source_path, source_index, source_kind, state, priority, updated_at)
+                VALUES (1, 1, 1, X'2F6C', 0, 'image', 'done', 0, 0);
+                INSERT INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height, structure,
+                                     timings, finished_at)
+                VALUES (1, 1, 'w', 'tesseract', 'Dear archivist', 90, 1, 1, X'7B7D', '{}', 0);
+                """)
+        }
+        // Not writable by review: the store stays at schema 3 and is read with the structure's figure.
+        let output = try Run.ocrfarm(["review", "--store", path])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.text.contains("no measured pages") && output.text.contains("1 done pages read before"), "\(output.text)")
+        #expect(try Connection(path: path, mode: .readOnly).userVersion == 3)
+        let json = try JSON.parse(Array(try Run.ocrfarm(["review", "--store", path, "--json"]).stdout))
+        #expect(json["measured"]?.intValue == 0 && json["unmeasured"]?.intValue == 1)
+        // Opened for writing, it is migrated; the old result still has no figure, and nothing was rewritten.
+        _ = try Store(path: path)
+        #expect(try Connection(path: path, mode: .readOnly).userVersion == 4)
+        let migrated = try JSON.parse(Array(try Run.ocrfarm(["review", "--store", path, "--json"]).stdout))
+        #expect(migrated["measured"]?.intValue == 0 && migrated["unmeasured"]?.intValue == 1)
     }
 }
