@@ -169,13 +169,8 @@ public final class PageProcessor {
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
-        if let analyzer { Self.analyze(&result, with: analyzer, languages: options.languages) }
-        if engine == .tesseract {
-            // Measured on the page as it was read; without its pixels (should they not convert) ink is left out.
-            let gray = try? image.grayPixels()
-            result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
-                                                   usesDictionary: options.languageCorrection
-                                                       && !LanguagePlan(options.languages).isUnspaced)
+        if engine == .tesseract || analyzer != nil {
+            Self.analyze(&result, with: analyzer, page: engine == .tesseract ? image : nil, options: options)
         }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
@@ -183,13 +178,21 @@ public final class PageProcessor {
         return RecognizedPage(result: result, renderings: renderings)
     }
 
-    /// The stage name of the language and keywords in the page's timings.
+    /// The stage name of the language, keywords and quality figure in the page's timings.
     public static let analysisStage = "analyze"
 
-    /// Sets the page's language and keywords from its recognized text.
-    private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer, languages: [String]) {
+    /// Sets the page's language and keywords from its recognized text, and its quality figure (`QualityFigure`) from
+    /// the reading and `page`, the image that was read (none: not measured).
+    private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer?, page: Pix?, options: PageOptions) {
         let start = Clock.monotonicNanoseconds
-        (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages)
+        if let analyzer { (result.language, result.keywords) = analyzer.analyze(result.text, languages: options.languages) }
+        if let page {
+            // Without the page's pixels (should they not convert) the ink part is left out.
+            let gray = try? page.grayPixels()
+            result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
+                                                   usesDictionary: options.languageCorrection
+                                                       && !LanguagePlan(options.languages).isUnspaced)
+        }
         result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
     }
 

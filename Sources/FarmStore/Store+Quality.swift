@@ -78,4 +78,14 @@ extension Store {
             """).first { ($0.int(0), $0.int(1)) } ?? (0, 0)
         return QualityReview(pages: pages, documents: documents, measured: counts.0, unmeasured: counts.1)
     }
+
+    /// How many done pages have a figure below `below` (of `ids`' documents, when given), counted by SQLite.
+    public func qualityCount(below: Double, documents ids: [DocumentID]? = nil) throws -> Int {
+        let quality = try qualityColumn
+        let idList = ids.map { " AND p.document_id IN (" + $0.map { String($0.rawValue) }.joined(separator: ",") + ")" } ?? ""
+        return try connection.prepare("""
+            SELECT COUNT(*) FROM results r JOIN pages p ON p.id = r.page_id
+            WHERE p.state = 'done' AND \(quality) < \(below)\(idList)
+            """).first { $0.int(0) } ?? 0
+    }
 }

@@ -79,7 +79,7 @@ struct ReviewCommand: Command {
                         + (review.unmeasured > 0 ? " (\(review.unmeasured) done pages read before quality was measured)" : "") + "\n")
             return .success
         }
-        func number(_ value: Double?) -> String { value.map { Format.fixed($0, 2) } ?? "–" }
+        func number(_ value: Double?) -> String { value.map { Format.fixed($0, 2) } ?? "–   " }
         var text = "weakest pages" + (below.map { " (figure below \(Format.fixed($0, 2)))" } ?? "")
             + ", \(review.pages.count) of \(review.measured) measured"
             + (review.unmeasured > 0 ? " (\(review.unmeasured) not measured)" : "") + ":\n"

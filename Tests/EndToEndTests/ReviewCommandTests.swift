@@ -57,6 +57,17 @@ struct ReviewCommandTests {
         #expect(text.contains("worst line"), "\(text)")
         #expect(try Run.ocrfarm(["review", "--store", store, "--below", "2"]).status == 64)
 
+        // status --quality: the count and the weakest pages in one line, and in its JSON.
+        let status = try Run.ocrfarm(["status", "--store", store, "--quality"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.text.contains("quality: 4 pages measured, 2 below 0.5; weakest: blank.png p1 0.00, upside-down.png p1"),
+                "\(status.text)")
+        let statusJSON = try JSON.parse(Array(try Run.ocrfarm(["status", "--store", store, "--quality", "--json"]).stdout))
+        #expect(statusJSON["quality"]?["measured"]?.intValue == 4 && statusJSON["quality"]?["below_half"]?.intValue == 2)
+        #expect(statusJSON["quality"]?["weakest"]?[0]?["document"]?.stringValue == "blank.png")
+        #expect(try Run.ocrfarm(["status", "--store", store]).text.contains("quality:") == false)
+        #expect(try Run.ocrfarm(["status", "--store", store, "--quality", "--prometheus"]).status == 64)
+
         // A result stored before quality was measured (no figure in its structure) is counted, not listed.
         let sqlite = try #require(Run.which("sqlite3"))
         let stripped = try Run.process(sqlite, [store, """
