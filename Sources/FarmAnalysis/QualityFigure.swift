@@ -30,6 +30,8 @@ public enum QualityFigure {
     static let shortestLine = 3
     /// Pixels at least this light are paper, whatever Otsu says (a blank page's threshold splits its paper's noise).
     static let darkestPaper = 140
+    /// About how many pixels the ink is counted on: enough for a share, cheap on a 600 dpi page.
+    public static let inkSamples = 2_000_000.0
     /// A page with less than this share of dark pixels has no ink to speak of.
     static let leastInk = 0.0005
 
@@ -77,8 +79,8 @@ public enum QualityFigure {
     static func inkShare(_ result: PageResult, gray: (width: Int, height: Int, pixels: [UInt8])) -> Double? {
         let (width, height) = (gray.width, gray.height)
         guard width > 0, height > 0, gray.pixels.count >= width * height else { return nil }
-        // A sample grid of about two million points: enough for a share, cheap on a 600 dpi page.
-        let step = max(1, Int((Double(width * height) / 2_000_000).squareRoot().rounded(.up)))
+        // A sample grid of about `inkSamples` points (a page sampled down to that already has step 1).
+        let step = max(1, Int((Double(width * height) / inkSamples).squareRoot().rounded()))
         let columns = (width + step - 1) / step, rows = (height + step - 1) / step
         var histogram = [Int](repeating: 0, count: 256)
         for row in 0..<rows {

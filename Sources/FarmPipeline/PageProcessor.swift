@@ -187,8 +187,11 @@ public final class PageProcessor {
         let start = Clock.monotonicNanoseconds
         if let analyzer { (result.language, result.keywords) = analyzer.analyze(result.text, languages: options.languages) }
         if let page {
-            // Without the page's pixels (should they not convert) the ink part is left out.
-            let gray = try? page.grayPixels()
+            // Ink is counted on about two million pixels, sampled (not averaged) from the page, so a large page is not
+            // copied whole; without the page's pixels (should they not convert) the ink part is left out.
+            let pixels = Double(page.width * page.height)
+            let sampled = pixels > QualityFigure.inkSamples ? (try? page.sampled(by: (QualityFigure.inkSamples / pixels).squareRoot())) : nil
+            let gray = try? (sampled ?? page).grayPixels()
             result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
                                                    usesDictionary: options.languageCorrection
                                                        && !LanguagePlan(options.languages).isUnspaced)
