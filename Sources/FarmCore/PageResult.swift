@@ -52,13 +52,19 @@ public struct Word: Sendable, Equatable {
     /// Alternative readings, best first (empty unless requested).
     public var candidates: [Candidate]
     public var language: String?
+    /// Whether the engine found the word in its language's word list (Tesseract's own dictionaries): the page's
+    /// quality figure counts these (`PageQuality`).
+    public var fromDictionary: Bool
 
-    public init(text: String, box: Rect, confidence: Double, candidates: [Candidate] = [], language: String? = nil) {
+    public init(text: String, box: Rect, confidence: Double, candidates: [Candidate] = [], language: String? = nil,
+                fromDictionary: Bool = false)
+    {
         self.text = text
         self.box = box
         self.confidence = confidence
         self.candidates = candidates
         self.language = language
+        self.fromDictionary = fromDictionary
     }
 }
 
@@ -133,6 +139,8 @@ public struct PageResult: Sendable, Equatable {
     public var language: String?
     /// Words to find the page by, in order of first appearance (FarmAnalysis `Keywords`).
     public var keywords: [String] = []
+    /// How far the reading can be trusted, with its parts and the worst line (`PageQuality`); nil when not measured.
+    public var quality: PageQuality?
 
     public init(width: Int, height: Int, resolution: Int, text: String, meanConfidence: Double,
                 blocks: [Block], timings: [StageTiming] = [])
@@ -163,7 +171,7 @@ public struct PageResult: Sendable, Equatable {
         return Quad(corners.map { toOriginal.apply($0) })
     }
 
-    /// The page as JSON: size, text, mean confidence, language, keywords, words with boxes (on the corrected page, and as corners in
+    /// The page as JSON: size, text, mean confidence, language, keywords, quality, words with boxes (on the corrected page, and as corners in
     /// the original image when the page was corrected), lines, stage findings, timings.
     public var json: JSON {
         var fields: [(String, JSON)] = [
@@ -186,6 +194,7 @@ public struct PageResult: Sendable, Equatable {
         }
         if let toOriginal { fields.append(("to_original", toOriginal.json)) }
         if findings != .null { fields.append(("stages", findings)) }
+        if let quality { fields.append(("quality", quality.json)) }
         fields.append(("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })))
         return .object(fields)
     }
@@ -199,6 +208,7 @@ extension Word {
             ("confidence", .rounded(confidence)),
         ]
         if let language { fields.append(("language", JSON(language))) }
+        if fromDictionary { fields.append(("dictionary", true)) }
         if !candidates.isEmpty {
             fields.append(("candidates", .array(candidates.map {
                 .object([("text", JSON($0.text)), ("confidence", .rounded($0.confidence))])
@@ -221,11 +231,12 @@ extension PageResult {
                   timings: json["timings_ms"]?.objectValue?.map { StageTiming(stage: $0.0, milliseconds: $0.1.doubleValue ?? 0) } ?? [])
         language = json["language"]?.stringValue
         keywords = json["keywords"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        quality = PageQuality(json: json["quality"])
     }
 
     /// The full structure (blocks → paragraphs → lines → words), the page's language and keywords as JSON, for storage.
     public var structureJSON: JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("width", JSON(width)),
             ("height", JSON(height)),
             ("resolution", JSON(resolution)),
@@ -234,7 +245,9 @@ extension PageResult {
             ("keywords", .array(keywords.map { .string($0) })),
             ("blocks", .array(blocks.map(\.json))),
             ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
-        ])
+        ]
+        if let quality { fields.insert(("quality", quality.json), at: 6) }
+        return .object(fields)
     }
 }
 
@@ -275,7 +288,7 @@ extension Word {
                   candidates: json["candidates"]?.arrayValue?.compactMap { candidate in
                       candidate["text"]?.stringValue.map { Candidate(text: $0, confidence: candidate["confidence"]?.doubleValue ?? 0) }
                   } ?? [],
-                  language: json["language"]?.stringValue)
+                  language: json["language"]?.stringValue, fromDictionary: json["dictionary"]?.boolValue ?? false)
     }
 }
 

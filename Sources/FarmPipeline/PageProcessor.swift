@@ -170,27 +170,42 @@ public final class PageProcessor {
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
-        if let analyzer { Self.analyze(&result, with: analyzer, languages: options.languages) }
+        if engine == .tesseract || analyzer != nil {
+            Self.analyze(&result, with: analyzer, page: engine == .tesseract ? image : nil, options: options)
+        }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
                                               creator: Self.documentCreator)
         return RecognizedPage(result: result, renderings: renderings)
     }
 
-    /// The stage name of the language and keywords in the page's timings.
+    /// The stage name of the language, keywords and quality figure in the page's timings.
     public static let analysisStage = "analyze"
 
-    /// Sets the page's language and keywords from its recognized text.
-    private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer, languages: [String]) {
+    /// Sets the page's language and keywords from its recognized text, and its quality figure (`QualityFigure`) from
+    /// the reading and `page`, the image that was read (none: not measured).
+    private static func analyze(_ result: inout PageResult, with analyzer: PageAnalyzer?, page: Pix?, options: PageOptions) {
         let start = Clock.monotonicNanoseconds
-        var confidence: [String: Double] = [:]
-        for word in result.lines.lazy.flatMap(\.words) {
-            // The engine's word keeps its punctuation ("Software!"); the keyword is the word inside it.
-            let inner = word.text.drop { !$0.isLetter && !$0.isNumber }.reversed().drop { !$0.isLetter && !$0.isNumber }.reversed()
-            let key = Keywords.comparisonKey(String(inner))
-            confidence[key] = max(confidence[key] ?? 0, word.confidence)
+        if let analyzer {
+            var confidence: [String: Double] = [:]
+            for word in result.lines.lazy.flatMap(\.words) {
+                // The engine's word keeps its punctuation ("Software!"); the keyword is the word inside it.
+                let inner = word.text.drop { !$0.isLetter && !$0.isNumber }.reversed().drop { !$0.isLetter && !$0.isNumber }.reversed()
+                let key = Keywords.comparisonKey(String(inner))
+                confidence[key] = max(confidence[key] ?? 0, word.confidence)
+            }
+            (result.language, result.keywords) = analyzer.analyze(result.text, languages: options.languages, confidence: confidence)
         }
-        (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages, confidence: confidence)
+        if let page {
+            // Ink is counted on about two million pixels, sampled (not averaged) from the page, so a large page is not
+            // copied whole; without the page's pixels (should they not convert) the ink part is left out.
+            let pixels = Double(page.width * page.height)
+            let sampled = pixels > QualityFigure.inkSamples ? (try? page.sampled(by: (QualityFigure.inkSamples / pixels).squareRoot())) : nil
+            let gray = try? (sampled ?? page).grayPixels()
+            result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
+                                                   usesDictionary: options.languageCorrection
+                                                       && !LanguagePlan(options.languages).isUnspaced)
+        }
         result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
     }
 

@@ -254,7 +254,7 @@ extension PageResult {
                     Line(box: rect(line.box), words: line.words.map { word in
                         Word(text: word.text, box: rect(word.box), confidence: word.confidence,
                              candidates: word.candidates.map { Candidate(text: $0.text, confidence: $0.confidence) },
-                             language: word.language)
+                             language: word.language, fromDictionary: word.isFromDictionary)
                     })
                 })
             })

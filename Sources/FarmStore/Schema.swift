@@ -131,5 +131,15 @@ enum Schema {
                 bound_at REAL NOT NULL
             ) STRICT;
             """),
+        // The page's quality figure (issue 20): the worker puts it in the result's structure (`PageResult.quality`);
+        // a virtual column reads it from there, so results written before this version, and by workers that do not
+        // measure it, are NULL (not measured) and nothing is rewritten. The index is what `review` sorts by; a
+        // structure that is not JSON gives NULL instead of failing the insert.
+        Migration(version: 6, name: "quality", sql: """
+            ALTER TABLE results ADD COLUMN quality REAL GENERATED ALWAYS AS (
+                CASE WHEN json_valid(CAST(structure AS TEXT))
+                     THEN json_extract(CAST(structure AS TEXT), '$.quality.figure') END) VIRTUAL;
+            CREATE INDEX results_quality ON results(quality) WHERE quality IS NOT NULL;
+            """),
     ]
 }

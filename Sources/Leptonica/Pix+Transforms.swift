@@ -82,6 +82,13 @@ extension Pix {
 
     public func scaled(by factor: Double) throws(LeptonicaError) -> Pix { try scaled(x: factor, y: factor) }
 
+    /// The image scaled by point sampling: each pixel is one pixel of the original, not an average, so a thin dark
+    /// stroke stays as dark as it was (what a count of dark pixels needs).
+    public func sampled(by factor: Double) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        return try Pix.make("pixScaleBySampling", pixScaleBySampling(pointer, Float(factor), Float(factor)))
+    }
+
     /// Scaled by `factor` without the unsharp mask Leptonica adds between 0.7× and 1.4× (it costs as much as the
     /// scaling itself).
     public func resampled(by factor: Double) throws(LeptonicaError) -> Pix {

@@ -55,6 +55,7 @@ enum Commands {
         DeleteCommand.self,
         SearchCommand.self,
         KeywordsCommand.self,
+        ReviewCommand.self,
         ExportCommand.self,
         OCRCommand.self,
         InspectCommand.self,

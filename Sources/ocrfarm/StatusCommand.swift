@@ -16,6 +16,7 @@ struct StatusCommand: Command {
         OptionSpec("--json", "Print JSON with stable keys instead of text."),
         OptionSpec("--prometheus", "Print the Prometheus text format (for node_exporter's textfile collector)."),
         OptionSpec("--watch", "Print again every 2 s until Ctrl-C (redrawn in place on a terminal)."),
+        OptionSpec("--quality", "Also the pages measured, how many are below 0.5, and the 5 weakest (ocrfarm review lists more)."),
     ]
     static let discussion = """
     Reads the store in one read transaction without blocking the coordinator; fast at a million pages.
@@ -36,7 +37,8 @@ struct StatusCommand: Command {
     pages_per_second, last_seen, seconds_since_seen}], stage_times{sample, stages[{stage, p50_ms, p95_ms}]},
     liveness{heartbeat_ms, liveness, silent_after_seconds}, store_disk{available_bytes, total_bytes, full} (the
     store's file system; full below 4 MB), coordinator_running, coordinator{…its counters}.
-    With --watch, JSON is one line per report.
+    With --watch, JSON is one line per report. With --quality, also quality{measured, unmeasured, below_half,
+    weakest[{document, page, figure}]} (the quality figure: ocrfarm help review).
 
     Prometheus metrics: ocrfarm_pages{state}, ocrfarm_documents, ocrfarm_document_pages{document, document_id,
     state}, ocrfarm_throughput_pages_per_second{window}, ocrfarm_eta_seconds, ocrfarm_failed_pages{code},
@@ -53,6 +55,7 @@ struct StatusCommand: Command {
     let documentName: String?
     let format: Format
     let watch: Bool
+    let quality: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "status takes no arguments") }
@@ -63,13 +66,15 @@ struct StatusCommand: Command {
         }
         format = arguments.flag("--json") ? .json : arguments.flag("--prometheus") ? .prometheus : .text
         watch = arguments.flag("--watch")
+        quality = arguments.flag("--quality")
+        if quality && format == .prometheus { throw UsageError(message: "--quality and --prometheus cannot be used together") }
     }
 
     func run() throws -> ExitStatus {
         let store = try ReportDocuments.open(storePath)
         let scope = try documentName.map { try ReportDocuments.named($0, in: store) }
         guard watch else {
-            Console.out(render(try store.report(scope: scope), framed: false))
+            Console.out(render(try store.report(scope: scope), framed: false, quality: try qualitySummary(store, scope: scope)))
             return .success
         }
         Shutdown.install()
@@ -79,7 +84,7 @@ struct StatusCommand: Command {
             // Opened again for each frame: a store read as immutable (see Store.init) would not show a coordinator
             // that starts meanwhile.
             let current = first ? store : try ReportDocuments.open(storePath)
-            let frame = render(try current.report(scope: scope), framed: true)
+            let frame = render(try current.report(scope: scope), framed: true, quality: try qualitySummary(current, scope: scope))
             let screen = terminal ? Self.redrawn(frame, first: first) : frame + (format == .json ? "" : "\n")
             // A reader that went away (`status --watch | head`) ends the watch.
             guard Self.write(screen) else { break }
@@ -91,15 +96,46 @@ struct StatusCommand: Command {
         return .success
     }
 
-    private func render(_ report: FarmReport, framed: Bool) -> String {
+    private func render(_ report: FarmReport, framed: Bool, quality: (review: QualityReview, belowHalf: Int)? = nil) -> String {
         switch format {
         case .json:
-            return framed ? report.json.rendered + "\n" : report.json.pretty + "\n"
+            var json = report.json
+            if let quality, case .object(var fields) = json {
+                fields.append(("quality", .object([
+                    ("measured", JSON(quality.review.measured)), ("unmeasured", JSON(quality.review.unmeasured)),
+                    ("below_half", JSON(quality.belowHalf)),
+                    ("weakest", .array(quality.review.pages.map {
+                        .object([("document", JSON($0.document.name)), ("page", JSON($0.number)),
+                                 ("figure", .rounded($0.quality.figure, places: 3))])
+                    })),
+                ])))
+                json = .object(fields)
+            }
+            return framed ? json.rendered + "\n" : json.pretty + "\n"
         case .prometheus:
             return (framed ? "# ocrfarm status at \(Clock.iso8601(report.generatedAt))\n" : "") + report.prometheus
         case .text:
-            return (framed ? "ocrfarm status at \(Clock.iso8601(report.generatedAt)) (every 2 s; Ctrl-C stops)\n" : "")
+            var text = (framed ? "ocrfarm status at \(Clock.iso8601(report.generatedAt)) (every 2 s; Ctrl-C stops)\n" : "")
                 + StatusText.render(report)
+            if let quality {
+                if !text.hasSuffix("\n") { text += "\n" }
+                text += "quality: \(quality.review.measured) pages measured"
+                    + (quality.review.unmeasured > 0 ? " (\(quality.review.unmeasured) not)" : "")
+                    + ", \(quality.belowHalf) below 0.5"
+                    + (quality.review.pages.isEmpty ? "" : "; weakest: " + quality.review.pages.map {
+                        "\(Printable.text($0.document.name)) p\($0.number) \(FarmCore.Format.fixed($0.quality.figure, 2))"
+                    }.joined(separator: ", ")) + " (ocrfarm review for more)\n"
+            }
+            return text
+        }
+    }
+
+    /// `--quality`: the weakest 5 pages of the scope and how many are below 0.5; nil without the option.
+    private func qualitySummary(_ store: Store, scope: [DocumentRecord]?) throws -> (review: QualityReview, belowHalf: Int)? {
+        guard quality else { return nil }
+        return try store.read {
+            let ids = scope?.map(\.id)
+            return (try store.qualityReview(limit: 5, documents: ids), try store.qualityCount(below: 0.5, documents: ids))
         }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// mistyped command gets a suggestion, one spelling per format.
 @Suite("The command line (end to end)")
 struct CommandLineTests {
-    static let commands = ["run", "submit", "coordinator", "worker", "status", "requeue", "delete", "search", "keywords",
+    static let commands = ["run", "submit", "coordinator", "worker", "status", "requeue", "delete", "search", "keywords", "review",
                            "export", "ocr", "inspect", "health", "backup", "keygen", "version", "help"]
 
     /// Every option of every command with the variable its help names: (command, option, variable, help text).
