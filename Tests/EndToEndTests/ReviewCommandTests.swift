@@ -105,7 +105,7 @@ struct ReviewCommandTests {
         #expect(json["measured"]?.intValue == 0 && json["unmeasured"]?.intValue == 1)
         // Opened for writing, it is migrated; the old result still has no figure, and nothing was rewritten.
         _ = try Store(path: path)
-        #expect(try Connection(path: path, mode: .readOnly).userVersion == 4)
+        #expect(try Connection(path: path, mode: .readOnly).userVersion == Schema.migrations.count)
         let migrated = try JSON.parse(Array(try Run.ocrfarm(["review", "--store", path, "--json"]).stdout))
         #expect(migrated["measured"]?.intValue == 0 && migrated["unmeasured"]?.intValue == 1)
     }
