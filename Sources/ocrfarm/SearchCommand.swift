@@ -22,14 +22,15 @@ struct SearchCommand: Command {
     a query that starts with - goes after --.
 
     Hits show the document, the page number, the source file (when it is not the document itself; #N for a later
-    page of a multi-page file) and the text around the matches, marked [like this] (bold on a terminal). Up to
+    page of a multi-page file) and the text around the matches, marked [like this] (bold on a terminal); then the
+    documents whose names match the query (accents folded: muller finds Müller), unless --document chose. Up to
     20,000 matching pages are ranked by relevance (bm25); when more match, ranking them all would take seconds at
     a million pages, so the first pages in submission order are shown instead, and the output says so.
 
     JSON keys: query, total (pages that match; null when more than 20,000 match a query of more than one word:
     those are not counted), order ("relevance" or "page"), hits[{document, document_id, page, page_id, source,
     source_page (page within the file, from 1), snippet (matches in [ ]), rank (bm25 score, lower is better;
-    null in page order)}].
+    null in page order)}], documents_named[{document, document_id, pages}].
 
     Examples:
       ocrfarm search 'invoice 2023'
@@ -37,7 +38,7 @@ struct SearchCommand: Command {
       ocrfarm search 'digit*' --json
       ocrfarm search 君子
 
-    Exit status: 0 pages found; 1 no page matches (like grep); 64 a malformed query (what is wrong is said);
+    Exit status: 0 pages or document names found; 1 nothing matches (like grep); 64 a malformed query (what is wrong is said);
     66 no store, or no document of that name.
     """
 

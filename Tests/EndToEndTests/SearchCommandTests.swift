@@ -134,7 +134,7 @@ struct SearchCommandTests {
         let output = try search(["software", "--json", "--limit", "4"])
         #expect(output.status == 0, "\(output.stderr)")
         let root = try json(output)
-        #expect(root.objectValue?.map(\.0) == ["query", "total", "order", "hits"])
+        #expect(root.objectValue?.map(\.0) == ["query", "total", "order", "hits", "documents_named"])
         #expect(root["query"]?.stringValue == "software" && root["total"]?.intValue == 6)
         #expect(root["order"]?.stringValue == "relevance")
         let hits = try #require(root["hits"]?.arrayValue)
