@@ -176,9 +176,7 @@ struct WorkerCommand: Command {
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
         OptionSpec("--lang", value: "LANGS", "Languages whose engines load at start (default: eng)."),
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
-        OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
-        OptionSpec("--page-memory", value: "MB",
-                   "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
+    ] + DecodeLimitOptions.specs + [
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
         OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots, at least 2)."),
     ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
@@ -222,9 +220,7 @@ struct WorkerCommand: Command {
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
             beforePage: Self.testHook(crashOn: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
                                       stallOn: ProcessEnvironment.current["OCRFARM_TEST_STALL_ON"]),
-            limits: DecodeLimits(maxPixels: try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000,
-                                 pageMemory: try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 }
-                                     ?? DecodeLimits.defaultPageMemory),
+            limits: try DecodeLimitOptions.limits(arguments),
             maxStuckSlots: try arguments.int("--max-stuck", range: 1...1024))
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])

@@ -13,9 +13,7 @@ struct OCRCommand: Command {
         OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
-        OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
-        OptionSpec("--page-memory", value: "MB",
-                   "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
+    ] + DecodeLimitOptions.specs + [
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
     ] + CorrectionOptions.specs
     static let discussion = """
@@ -50,8 +48,7 @@ struct OCRCommand: Command {
         outPath = arguments.string("--out")
         jobs = try arguments.int("--jobs", range: 1...256) ?? NativeThread.processorCount
         timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
-        maxPixels = try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000
-        pageMemory = try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 } ?? DecodeLimits.defaultPageMemory
+        (maxPixels, pageMemory) = try DecodeLimitOptions.parse(arguments)
         engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
         pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
                                                                              timeoutMilliseconds: timeoutMilliseconds))
@@ -97,6 +94,32 @@ struct OCRCommand: Command {
 }
 
 /// Checks the engine's prerequisites before any page is read, so a missing language is one clear error.
+/// How large a page may be: `--max-pixels` and `--page-memory`, the same in `ocr`, `worker` and `run` (which
+/// passes them on to its workers).
+enum DecodeLimitOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("--max-pixels", value: "N", "Refuse images larger than N pixels (default: 100000000)."),
+        OptionSpec("--page-memory", value: "MB",
+                   "Memory one page may take, in MiB (default: 384); a larger page is read as gray or refused (image-too-large)."),
+    ]
+
+    /// The pixel limit and the page memory budget in bytes.
+    static func parse(_ arguments: ParsedArguments) throws(UsageError) -> (maxPixels: Int, pageMemory: Int) {
+        (try arguments.int("--max-pixels", range: 1...Int(Int32.max)) ?? 100_000_000,
+         try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 } ?? DecodeLimits.defaultPageMemory)
+    }
+
+    static func limits(_ arguments: ParsedArguments) throws(UsageError) -> DecodeLimits {
+        let (maxPixels, pageMemory) = try parse(arguments)
+        return DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
+    }
+
+    /// The options as given, for a worker started by `run`.
+    static func passedOn(_ arguments: ParsedArguments) -> [String] {
+        ["--max-pixels", "--page-memory"].flatMap { name in arguments.string(name).map { [name, $0] } ?? [] }
+    }
+}
+
 enum EngineCheck {
     static func languages(_ languages: [String]) throws {
         let installed = TesseractInfo.installedLanguages

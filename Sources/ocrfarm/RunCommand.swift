@@ -24,7 +24,7 @@ struct RunCommand: Command {
         OptionSpec("--max-attempts", value: "N", "Tries before a page fails for good (default: 3)."),
         OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds (default: 1000)."),
-    ] + SubmitOptionSpecs.all + LogOptions.specs
+    ] + DecodeLimitOptions.specs + SubmitOptionSpecs.all + LogOptions.specs
     static let discussion = """
     The same code path as a cluster, on loopback: files are submitted to the store, a coordinator starts in
     this process, and the workers are separate processes of this binary (their log goes to STORE.log). Progress
@@ -49,6 +49,8 @@ struct RunCommand: Command {
     let heartbeat: Int
     let logLevelGiven: Bool
     let verbose: Bool
+    /// --max-pixels and --page-memory as given (checked here), passed on to the workers.
+    let decodeLimits: [String]
     /// --log-format as given, passed on to the workers so the whole log file has one format.
     let logFormat: String?
 
@@ -67,6 +69,8 @@ struct RunCommand: Command {
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
         logLevelGiven = arguments.string("--log-level") != nil
         verbose = arguments.flag("--verbose")
+        _ = try DecodeLimitOptions.parse(arguments)
+        decodeLimits = DecodeLimitOptions.passedOn(arguments)
         logFormat = arguments.string("--log-format")
         try LogOptions.apply(arguments, role: "coordinator")
         // The progress line is the story on a terminal; the coordinator only speaks up about trouble.
@@ -116,6 +120,7 @@ struct RunCommand: Command {
         var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
                                "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
                                "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
+        workerArguments += decodeLimits
         if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
         if let logFormat { workerArguments += ["--log-format", logFormat] }
         let supervisor = try WorkerSupervisor(count: workers, executable: FileSystem.executablePath, arguments: workerArguments,

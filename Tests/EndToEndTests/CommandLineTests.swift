@@ -85,4 +85,15 @@ struct CommandLineTests {
         #expect(typo.status == 69 && typo.stderr.contains("not a Tesseract language: chi_simp (did you mean chi_sim?)"), "\(typo.stderr)")
         #expect(!typo.stderr.contains("tesseract-ocr-chi-simp"), "no package that does not exist")
     }
+
+    @Test("run passes --page-memory on to its workers")
+    func runPassesLimits() throws {
+        let folder = TemporaryDirectory("run-limits")
+        let page = folder.file("clean-000.png")
+        try FileSystem.write(try FileSystem.read(Fixtures.packageRoot + "/Samples/pages/clean-000.png"), to: page)
+        let run = try Run.ocrfarm(["run", "--store", folder.file("s.db"), "--workers", "1", "--page-memory", "16", page],
+                                  environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(run.stderr.contains("image-too-large") && run.stderr.contains("over the budget of 17 MB"), "\(run.stderr)")
+    }
 }
