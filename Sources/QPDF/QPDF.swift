@@ -58,17 +58,17 @@ public enum QPDF {
     public static func setMetadata(_ path: String, into output: String, info: [(key: String, value: String)], xmp: [UInt8]?,
                                    outputIntent: OutputIntent?) throws(QPDFError)
     {
-        var handle: qpdf_data? = qpdf_init()
-        defer { qpdf_cleanup(&handle) }
-        let log = MessageLog()
-        let logger = log.makeLogger()
-        defer { var l: qpdflogger_handle? = logger; qpdflogger_cleanup(&l) }
-        qpdf_set_logger(handle, logger)
-        qpdf_set_suppress_warnings(handle, 1)
-        qpdf_silence_errors(handle)
+        try withHandle { handle, log throws(QPDFError) in
+            try setMetadata(handle, log: log, path, into: output, info: info, xmp: xmp, outputIntent: outputIntent)
+        }
+    }
+
+    private static func setMetadata(_ handle: qpdf_data?, log: MessageLog, _ path: String, into output: String,
+                                    info: [(key: String, value: String)], xmp: [UInt8]?,
+                                    outputIntent: OutputIntent?) throws(QPDFError)
+    {
         func failure(_ what: String) -> QPDFError {
-            var message = log.text
-            if let error = qpdf_get_error(handle), let text = qpdf_get_error_full_text(handle, error) { message = String(cString: text) }
+            let message = lastError(handle, log: log).message
             return QPDFError(operation: "\(what) \(path)", message: message.isEmpty ? "qpdf failed" : message)
         }
         guard qpdf_read(handle, path, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
@@ -146,6 +146,22 @@ public enum QPDF {
     }
 
     private static func info(password: String?, name path: String, read: (qpdf_data?) -> Int32) throws(QPDFError) -> PDFInfo {
+        try withHandle { handle, log throws(QPDFError) in
+            let rc = read(handle)
+            if (rc & Int32(QPDF_ERRORS)) != 0 || qpdf_has_error(handle) != 0 {
+                let error = lastError(handle, log: log)
+                throw QPDFError(operation: "read \(path)", message: error.message.isEmpty ? "cannot read the PDF" : error.message,
+                                kind: error.needsPassword ? .password : .failed)
+            }
+            let pages = qpdf_get_num_pages(handle)
+            guard pages >= 0 else { throw QPDFError(operation: "read \(path)", message: "cannot count the pages") }
+            return PDFInfo(pageCount: Int(pages), isEncrypted: qpdf_is_encrypted(handle) != 0)
+        }
+    }
+
+    /// Runs `body` with a qpdf handle of its own that logs into `log` (warnings suppressed, errors kept rather than
+    /// printed); the handle and its logger are cleaned up after.
+    private static func withHandle<T>(_ body: (qpdf_data?, MessageLog) throws(QPDFError) -> T) throws(QPDFError) -> T {
         var handle: qpdf_data? = qpdf_init()
         defer { qpdf_cleanup(&handle) }
         let log = MessageLog()
@@ -154,19 +170,14 @@ public enum QPDF {
         qpdf_set_logger(handle, logger)
         qpdf_set_suppress_warnings(handle, 1)
         qpdf_silence_errors(handle)
-        let rc = read(handle)
-        if (rc & Int32(QPDF_ERRORS)) != 0 || qpdf_has_error(handle) != 0 {
-            var message = log.text
-            var kind = QPDFError.Kind.failed
-            if let error = qpdf_get_error(handle) {
-                if let text = qpdf_get_error_full_text(handle, error) { message = String(cString: text) }
-                if qpdf_get_error_code(handle, error) == qpdf_e_password { kind = .password }
-            }
-            throw QPDFError(operation: "read \(path)", message: message.isEmpty ? "cannot read the PDF" : message, kind: kind)
-        }
-        let pages = qpdf_get_num_pages(handle)
-        guard pages >= 0 else { throw QPDFError(operation: "read \(path)", message: "cannot count the pages") }
-        return PDFInfo(pageCount: Int(pages), isEncrypted: qpdf_is_encrypted(handle) != 0)
+        return try body(handle, log)
+    }
+
+    /// What went wrong on `handle`: qpdf's full error text (else what it logged), and whether it asked for a password.
+    private static func lastError(_ handle: qpdf_data?, log: MessageLog) -> (message: String, needsPassword: Bool) {
+        guard let error = qpdf_get_error(handle) else { return (log.text, false) }
+        let message = qpdf_get_error_full_text(handle, error).map { String(cString: $0) } ?? log.text
+        return (message, qpdf_get_error_code(handle, error) == qpdf_e_password)
     }
 
     /// The qpdf library version.
