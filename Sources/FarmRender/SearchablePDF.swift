@@ -66,20 +66,16 @@ public enum SearchablePDF {
         let content = "q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n" + layer.content
 
         var writer = PDFWriter()
-        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let skeleton = writer.reserveOnePage()
         let imageObject = writer.reserve(), cidToGID = writer.reserve(), toUnicode = writer.reserve()
         let fontFile = writer.reserve()
         // One font per size factor (the same glyphless program, each with the ascent that fits its factor).
         let fonts = layer.ascents.map { _ in (type0: writer.reserve(), cidFont: writer.reserve(), descriptor: writer.reserve()) }
 
-        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
-        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
-        writer.object(page, """
-            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
-            /Contents \(contents) 0 R /Resources << /XObject << /Im1 \(imageObject) 0 R >> \
-            /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI] >> >>
-            """)
-        writer.stream(contents, Array(content.utf8), compress: compress)
+        writer.onePage(skeleton, width: pageWidth, height: pageHeight, resources: """
+            /XObject << /Im1 \(imageObject) 0 R >> \
+            /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI]
+            """, content: content, title: title, archive: archive, compress: compress)
         writer.image(imageObject, image)
         for (index, object) in fonts.enumerated() {
             let ascent = number(layer.ascents[index])
@@ -103,7 +99,7 @@ public enum SearchablePDF {
         writer.stream(cidToGID, map, compress: compress)
         writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
-        return writer.finish(root: catalog)
+        return writer.finish(root: skeleton.catalog)
     }
 
     /// A page that could not be read, as its image alone: no text layer, the same page size a read page has.
@@ -115,17 +111,14 @@ public enum SearchablePDF {
         let pageWidth = Double(image.width) * 72 / dpi
         let pageHeight = Double(image.height) * 72 / dpi
         var writer = PDFWriter()
-        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let skeleton = writer.reserveOnePage()
         let imageObject = writer.reserve()
-        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
-        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
-        writer.object(page, """
-            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(pageWidth)) \(number(pageHeight))] \
-            /Contents \(contents) 0 R /Resources << /XObject << /Im1 \(imageObject) 0 R >> /ProcSet [/PDF /ImageB /ImageC /ImageI] >> >>
-            """)
-        writer.stream(contents, Array("q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n".utf8), compress: compress)
+        writer.onePage(skeleton, width: pageWidth, height: pageHeight,
+                       resources: "/XObject << /Im1 \(imageObject) 0 R >> /ProcSet [/PDF /ImageB /ImageC /ImageI]",
+                       content: "q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n",
+                       title: title, archive: archive, compress: compress)
         writer.image(imageObject, image)
-        return writer.finish(root: catalog)
+        return writer.finish(root: skeleton.catalog)
     }
 
     /// A page standing in for one whose image cannot be shown either: an A4 page with `lines` drawn on it as real
@@ -147,15 +140,10 @@ public enum SearchablePDF {
         }
         content += "ET\n"
         var writer = PDFWriter()
-        let catalog = writer.reserve(), pages = writer.reserve(), page = writer.reserve(), contents = writer.reserve()
+        let skeleton = writer.reserveOnePage()
         let fontObject = writer.reserve()
-        writer.catalog(catalog, pages: pages, title: title, archive: archive, compress: compress)
-        writer.object(pages, "<< /Type /Pages /Kids [\(page) 0 R] /Count 1 >>")
-        writer.object(page, """
-            << /Type /Page /Parent \(pages) 0 R /MediaBox [0 0 \(number(width)) \(number(height))] \
-            /Contents \(contents) 0 R /Resources << /Font << /F1 \(fontObject) 0 R >> /ProcSet [/PDF /Text] >> >>
-            """)
-        writer.stream(contents, Array(content.utf8), compress: compress)
+        writer.onePage(skeleton, width: width, height: height, resources: "/Font << /F1 \(fontObject) 0 R >> /ProcSet [/PDF /Text]",
+                       content: content, title: title, archive: archive, compress: compress)
         if let font {
             let descriptor = writer.reserve(), program = writer.reserve()
             let widths = (32...255).map { String(font.width($0)) }.joined(separator: " ")
@@ -177,7 +165,7 @@ public enum SearchablePDF {
         } else {
             writer.object(fontObject, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
         }
-        return writer.finish(root: catalog)
+        return writer.finish(root: skeleton.catalog)
     }
 
     /// `text` cut at spaces into lines of at most `limit` characters (a longer word is cut where it must be).
@@ -434,6 +422,29 @@ struct PDFWriter {
             /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
             /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
             """)
+    }
+
+    /// The object numbers of a one-page document's catalog, page tree, page and content stream.
+    struct OnePage {
+        let catalog: Int, pages: Int, page: Int, contents: Int
+    }
+
+    /// Reserves a one-page document's skeleton (first, so its objects lead the file).
+    mutating func reserveOnePage() -> OnePage {
+        OnePage(catalog: reserve(), pages: reserve(), page: reserve(), contents: reserve())
+    }
+
+    /// Writes the catalog (`catalog(_:pages:title:archive:compress:)`), the page tree, the page of `width` × `height`
+    /// points with `resources` (the entries inside its /Resources dictionary) and its content stream.
+    mutating func onePage(_ skeleton: OnePage, width: Double, height: Double, resources: String, content: String, title: String,
+                          archive: PDFAProfile?, compress: ([UInt8]) -> [UInt8]?) {
+        catalog(skeleton.catalog, pages: skeleton.pages, title: title, archive: archive, compress: compress)
+        object(skeleton.pages, "<< /Type /Pages /Kids [\(skeleton.page) 0 R] /Count 1 >>")
+        object(skeleton.page, """
+            << /Type /Page /Parent \(skeleton.pages) 0 R /MediaBox [0 0 \(SearchablePDF.number(width)) \(SearchablePDF.number(height))] \
+            /Contents \(skeleton.contents) 0 R /Resources << \(resources) >> >>
+            """)
+        stream(skeleton.contents, Array(content.utf8), compress: compress)
     }
 
     /// The catalog, and the `/Info` dictionary; for PDF/A, the XMP metadata stream (never compressed: PDF/A
