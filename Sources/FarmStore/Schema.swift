@@ -141,5 +141,10 @@ enum Schema {
                      THEN json_extract(CAST(structure AS TEXT), '$.quality.figure') END) VIRTUAL;
             CREATE INDEX results_quality ON results(quality) WHERE quality IS NOT NULL;
             """),
+        // `submit` asks, for each file with new content, whether its path was submitted before with other content
+        // (`Store.documents(fromSource:)`): without an index that is a scan of every document per file.
+        Migration(version: 7, name: "documents by source", sql: """
+            CREATE INDEX documents_source ON documents(source);
+            """),
     ]
 }
