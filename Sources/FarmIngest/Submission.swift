@@ -131,6 +131,31 @@ public final class Submission {
     public func submit(_ paths: [RawPath], progress: (Int, Int) -> Void = { _, _ in }) throws -> SubmitReport {
         var report = SubmitReport()
         let files = collect(paths, report: &report)
+        return try submit(files, paths: paths, report: report, progress: progress)
+    }
+
+    /// Submits files found below the folder `root` (each by its path `relative` to it), named and filtered as a
+    /// walk of `root` would (`ocrfarm watch` takes files one by one as they are complete, not the whole folder).
+    public func submit(_ relatives: [[UInt8]], below root: RawPath) throws -> SubmitReport {
+        var report = SubmitReport()
+        var files: [Found] = []
+        let rootName = Self.folderName(root)
+        for relative in relatives {
+            let components = relative.split(separator: UInt8(ascii: "/"))
+            let folders = (1..<max(components.count, 1)).map { Array(components[..<$0].joined(separator: [UInt8(ascii: "/")])) }
+            guard options.filter.takes(file: relative), !folders.contains(where: options.filter.excludes(folder:)) else {
+                report.excluded.append(root.appending(relative))
+                continue
+            }
+            let parent = folders.last ?? []
+            files.append(Found(path: root.appending(relative), name: RawPath(bytes: relative).description,
+                               folder: parent.isEmpty ? rootName : RawPath(bytes: parent).description))
+        }
+        return try submit(files, paths: [root], report: report, progress: { _, _ in })
+    }
+
+    private func submit(_ files: [Found], paths: [RawPath], report: SubmitReport, progress: (Int, Int) -> Void) throws -> SubmitReport {
+        var report = report
         var batch: [NewDocument] = []
 
         func flush() throws {

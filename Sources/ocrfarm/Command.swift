@@ -48,6 +48,7 @@ enum Commands {
     static let all: [any Command.Type] = [
         RunCommand.self,
         SubmitCommand.self,
+        WatchCommand.self,
         CoordinatorCommand.self,
         WorkerCommand.self,
         StatusCommand.self,

@@ -105,26 +105,9 @@ struct RunCommand: Command {
             return Submitter.exitStatus(report) == .success ? .noInput : Submitter.exitStatus(report)
         }
 
-        let context = try Context()
-        var configuration = CoordinatorConfiguration(bind: "tcp://127.0.0.1:*", heartbeatMilliseconds: heartbeat)
-        configuration.retry.maxAttempts = maxAttempts
-        configuration.retry.baseDelay = retryDelay
-        let farm: EmbeddedFarm
-        do {
-            farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
-        } catch {
-            throw CommandFailure(.software, error.description)
-        }
+        let (farm, supervisor) = try startFarm()
         defer { farm.stop() }
         let logPath = storePath + ".log"
-        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
-                               "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
-                               "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
-        workerArguments += decodeLimits
-        if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
-        if let logFormat { workerArguments += ["--log-format", logFormat] }
-        let supervisor = try WorkerSupervisor(count: workers, executable: FileSystem.executablePath, arguments: workerArguments,
-                                              logPath: logPath, restartLimit: workers * 20)
         defer { supervisor.stop() }
 
         let started = Clock.monotonicMilliseconds
@@ -215,6 +198,35 @@ struct RunCommand: Command {
             return ExitStatus(rawValue: 130)
         }
         return failed > 0 || !report.problems.isEmpty ? .dataError : .success
+    }
+
+    /// The embedded coordinator and the local worker processes (their log goes to STORE.log); `watch` starts its
+    /// farm the same way.
+    func startFarm() throws -> (EmbeddedFarm, WorkerSupervisor) {
+        let context = try Context()
+        var configuration = CoordinatorConfiguration(bind: "tcp://127.0.0.1:*", heartbeatMilliseconds: heartbeat)
+        configuration.retry.maxAttempts = maxAttempts
+        configuration.retry.baseDelay = retryDelay
+        let farm: EmbeddedFarm
+        do {
+            farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
+        } catch {
+            throw CommandFailure(.software, error.description)
+        }
+        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
+                               "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
+                               "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
+        workerArguments += decodeLimits
+        if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
+        if let logFormat { workerArguments += ["--log-format", logFormat] }
+        do {
+            let supervisor = try WorkerSupervisor(count: workers, executable: FileSystem.executablePath, arguments: workerArguments,
+                                                  logPath: storePath + ".log", restartLimit: workers * 20)
+            return (farm, supervisor)
+        } catch {
+            farm.stop()
+            throw error
+        }
     }
 
     static func duration(_ seconds: Double) -> String {
