@@ -23,11 +23,14 @@ import Glibc
 /// weights are round numbers chosen by that argument, not fitted to pages. A page on which nothing was read has
 /// figure 0 (a blank page is worth a look: it may be a page the reading lost).
 ///
-/// The worst region is the line (of `shortestLine` characters or more, else any) with the lowest confidence.
+/// The worst region is the line (of `shortestLine` characters or more, else any) with the lowest confidence, and
+/// the worst block the text block (of `fewestBlockWords` words or more, else any) with the lowest figure of its own.
 public enum QualityFigure {
     static let weights = (confidence: 2.0, dictionary: 1.0, ink: 1.0)
     static let fewestCheckable = 3
     static let shortestLine = 3
+    /// A block of fewer words (a page number, a lone stray mark) is the worst block only when no block is larger.
+    static let fewestBlockWords = 3
     /// Pixels at least this light are paper, whatever Otsu says (a blank page's threshold splits its paper's noise).
     static let darkestPaper = 140
     /// About how many pixels the ink is counted on: enough for a share, cheap on a 600 dpi page.
@@ -45,9 +48,22 @@ public enum QualityFigure {
         guard !words.isEmpty else {
             return PageQuality(figure: 0, confidence: 0, dictionary: nil, ink: ink, words: 0, worst: nil)
         }
+        let (confidence, dictionary) = readingParts(words, usesDictionary: usesDictionary)
+        var parts = [(confidence, weights.confidence)]
+        if let dictionary { parts.append((dictionary, weights.dictionary)) }
+        if let ink { parts.append((ink, weights.ink)) }
+        let totalWeight = parts.map(\.1).reduce(0, +)
+        let figure = exp(parts.map { log(max($0.0, 0.01)) * $0.1 }.reduce(0, +) / totalWeight)
+        return PageQuality(figure: min(max(figure, 0), 1), confidence: confidence, dictionary: dictionary, ink: ink,
+                           words: words.count, worst: worstLine(result),
+                           worstBlock: worstBlock(result, usesDictionary: usesDictionary))
+    }
+
+    /// c and d of `words` (module comment).
+    static func readingParts(_ words: [Word], usesDictionary: Bool) -> (confidence: Double, dictionary: Double?) {
         let lengths = words.map { Double(max(1, $0.text.count)) }
         let confidence = zip(words, lengths).map { min(max($0.confidence, 0), 100) * $1 }.reduce(0, +)
-            / lengths.reduce(0, +) / 100
+            / max(lengths.reduce(0, +), 1) / 100
         var dictionary: Double?
         if usesDictionary {
             let checkable = words.filter { word in
@@ -57,13 +73,24 @@ public enum QualityFigure {
                 dictionary = Double(checkable.filter(\.fromDictionary).count) / Double(checkable.count)
             }
         }
-        var parts = [(confidence, weights.confidence)]
-        if let dictionary { parts.append((dictionary, weights.dictionary)) }
-        if let ink { parts.append((ink, weights.ink)) }
-        let totalWeight = parts.map(\.1).reduce(0, +)
-        let figure = exp(parts.map { log(max($0.0, 0.01)) * $0.1 }.reduce(0, +) / totalWeight)
-        return PageQuality(figure: min(max(figure, 0), 1), confidence: confidence, dictionary: dictionary, ink: ink,
-                           words: words.count, worst: worstLine(result))
+        return (confidence, dictionary)
+    }
+
+    /// The text block with the lowest figure of its own, among blocks of `fewestBlockWords` words or more when
+    /// there are any: c and d over the block's words, weighted as in the page figure (k is a page measure: the
+    /// ink outside any word has no block). Where the page mean hides a bad column, caption or stamp, this shows it.
+    static func worstBlock(_ result: PageResult, usesDictionary: Bool) -> PageQuality.BlockFigure? {
+        let blocks = result.blocks.compactMap { block -> PageQuality.BlockFigure? in
+            let words = block.paragraphs.flatMap { $0.lines.flatMap(\.words) }.filter { !Scripts.trimmed($0.text).isEmpty }
+            guard !words.isEmpty else { return nil }
+            let (confidence, dictionary) = readingParts(words, usesDictionary: usesDictionary)
+            var parts = [(confidence, weights.confidence)]
+            if let dictionary { parts.append((dictionary, weights.dictionary)) }
+            let figure = exp(parts.map { log(max($0.0, 0.01)) * $0.1 }.reduce(0, +) / parts.map(\.1).reduce(0, +))
+            return PageQuality.BlockFigure(box: block.box, figure: min(max(figure, 0), 1), words: words.count)
+        }
+        let large = blocks.filter { $0.words >= fewestBlockWords }
+        return (large.isEmpty ? blocks : large).min { $0.figure < $1.figure }
     }
 
     /// The line with the lowest length-weighted confidence, among lines of `shortestLine` characters or more when

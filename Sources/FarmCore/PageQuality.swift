@@ -17,6 +17,22 @@ public struct PageQuality: Sendable, Equatable {
         }
     }
 
+    /// The weakest text block of the page: the block whose own figure (its words' confidence and dictionary
+    /// share, `QualityFigure`) is lowest.
+    public struct BlockFigure: Sendable, Equatable {
+        /// On the recognized (corrected) page.
+        public var box: Rect
+        /// 0…1.
+        public var figure: Double
+        public var words: Int
+
+        public init(box: Rect, figure: Double, words: Int) {
+            self.box = box
+            self.figure = figure
+            self.words = words
+        }
+    }
+
     /// 0 (nothing to trust) … 1.
     public var figure: Double
     /// Mean word confidence weighted by word length, 0…1.
@@ -29,14 +45,17 @@ public struct PageQuality: Sendable, Equatable {
     public var ink: Double?
     public var words: Int
     public var worst: Region?
+    public var worstBlock: BlockFigure?
 
-    public init(figure: Double, confidence: Double, dictionary: Double?, ink: Double?, words: Int, worst: Region?) {
+    public init(figure: Double, confidence: Double, dictionary: Double?, ink: Double?, words: Int, worst: Region?,
+                worstBlock: BlockFigure? = nil) {
         self.figure = figure
         self.confidence = confidence
         self.dictionary = dictionary
         self.ink = ink
         self.words = words
         self.worst = worst
+        self.worstBlock = worstBlock
     }
 
     public var json: JSON {
@@ -51,6 +70,10 @@ public struct PageQuality: Sendable, Equatable {
             fields.append(("worst", .object([("box", worst.box.json), ("confidence", .rounded(worst.confidence, places: 3)),
                                              ("text", JSON(worst.text))])))
         }
+        if let worstBlock {
+            fields.append(("worst_block", .object([("box", worstBlock.box.json), ("figure", .rounded(worstBlock.figure, places: 3)),
+                                                   ("words", JSON(worstBlock.words))])))
+        }
         return .object(fields)
     }
 
@@ -61,7 +84,11 @@ public struct PageQuality: Sendable, Equatable {
             guard let box = Rect(json: region["box"]) else { return nil }
             return Region(box: box, confidence: region["confidence"]?.doubleValue ?? 0, text: region["text"]?.stringValue ?? "")
         }
+        let worstBlock = json["worst_block"].flatMap { block -> BlockFigure? in
+            guard let box = Rect(json: block["box"]), let figure = block["figure"]?.doubleValue else { return nil }
+            return BlockFigure(box: box, figure: figure, words: block["words"]?.intValue ?? 0)
+        }
         self.init(figure: figure, confidence: json["confidence"]?.doubleValue ?? 0, dictionary: json["dictionary"]?.doubleValue,
-                  ink: json["ink"]?.doubleValue, words: json["words"]?.intValue ?? 0, worst: worst)
+                  ink: json["ink"]?.doubleValue, words: json["words"]?.intValue ?? 0, worst: worst, worstBlock: worstBlock)
     }
 }

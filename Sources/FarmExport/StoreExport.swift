@@ -180,7 +180,9 @@ public final class StoreExport {
         let shown = "'\(RawPath(document.name))'"
         let counts = try store.read { try store.counts(of: [document.id]) }
         let total = counts.values.reduce(0, +)
-        let doneCount = counts[.done] ?? 0
+        // Pages being read again (`reread`) keep their earlier result until the new one lands: it is exported.
+        let rereading = try store.read { try store.pagesWithEarlierResult(of: document.id) }
+        let doneCount = (counts[.done] ?? 0) + rereading.count
         // Failed pages have a place in the PDF (as degraded pages), not in the page files.
         let failedCount = options.formats.contains(.pdf) ? counts[.failed] ?? 0 : 0
         if doneCount < total || total == 0 {
@@ -217,6 +219,7 @@ public final class StoreExport {
             guard let lastPage = pages.last else { break }
             after = lastPage.number
             for page in pages {
+                let hasResult = page.state == .done || rereading.contains(page.id)
                 if page.state == .failed, let pdf {
                     let source = try store.read { try store.source(of: page.id) }
                     let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages,
@@ -226,15 +229,15 @@ public final class StoreExport {
                     if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }
                     continue
                 }
-                if options.documentText, page.state == .done || page.state == .failed {
+                if options.documentText, hasResult || page.state == .failed {
                     if textPages > 0 { documentText.append(0x0C) }
-                    if page.state == .done, let text = try store.read({ try store.text(of: page.id) }) {
+                    if hasResult, let text = try store.read({ try store.text(of: page.id) }) {
                         documentText += Array(text.utf8)
                         if documentText.last != 0x0A { documentText.append(0x0A) }
                     }
                     textPages += 1
                 }
-                guard page.state == .done else { continue }
+                guard hasResult else { continue }
                 var written = false
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.

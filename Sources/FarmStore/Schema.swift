@@ -146,5 +146,26 @@ enum Schema {
         Migration(version: 7, name: "documents by source", sql: """
             CREATE INDEX documents_source ON documents(source);
             """),
+        // `reread` (issue 20): a page read again keeps its earlier results. The current result stays in `results`
+        // (status, search and export use it) until the new one lands; then it moves here, with the options it was
+        // read with (the document's options then) and when it was replaced.
+        Migration(version: 8, name: "result history", sql: """
+            CREATE TABLE result_history (
+                page_id INTEGER NOT NULL,
+                attempt INTEGER NOT NULL,
+                worker_id TEXT NOT NULL,
+                engine TEXT NOT NULL,
+                text TEXT NOT NULL,
+                mean_confidence REAL NOT NULL,
+                width INTEGER NOT NULL,
+                height INTEGER NOT NULL,
+                structure BLOB NOT NULL,
+                timings TEXT NOT NULL,
+                finished_at REAL NOT NULL,
+                options TEXT NOT NULL,
+                replaced_at REAL,
+                PRIMARY KEY (page_id, attempt)
+            ) STRICT;
+            """),
     ]
 }

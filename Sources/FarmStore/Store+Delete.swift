@@ -60,7 +60,8 @@ extension Store {
             }
             for document in documents {
                 let id = SQLiteValue.integer(document.rawValue)
-                for table in ["page_search WHERE rowid", "artifacts WHERE page_id", "results WHERE page_id", "attempts WHERE page_id"] {
+                for table in ["page_search WHERE rowid", "artifacts WHERE page_id", "results WHERE page_id", "attempts WHERE page_id",
+                              "result_history WHERE page_id"] {
                     try connection.cached("DELETE FROM \(table) IN (SELECT id FROM pages WHERE document_id = ?)").execute([id])
                 }
                 try connection.cached("DELETE FROM pages WHERE document_id = ?").execute([id])

@@ -46,6 +46,8 @@ extension Store {
             try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now)
             return false
         }
+        // A page read again (`reread`) has its earlier result: it goes to the history now, not before.
+        try archiveResult(of: attempt.page, now: now)
         try connection.cached("""
             INSERT INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height, structure,
                                  timings, finished_at)

@@ -54,6 +54,7 @@ enum Commands {
         StatusCommand.self,
         RequeueCommand.self,
         DeleteCommand.self,
+        RereadCommand.self,
         SearchCommand.self,
         KeywordsCommand.self,
         ReviewCommand.self,

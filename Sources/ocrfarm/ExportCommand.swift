@@ -19,6 +19,7 @@ struct ExportCommand: Command {
         OptionSpec("--complete-only", "Skip documents that have pages not done yet, instead of exporting their done pages."),
         OptionSpec("--layout", value: "tree|flat",
                    "tree: mirror the submitted folders (box17/folder3.pdf; default); flat: every document in DIR (box17_folder3.pdf)."),
+        OptionSpec("--quality-report", "Also write DIR/quality.csv: per document its pages, done, failed, mean quality, worst page and worst region, weakest first."),
         OptionSpec("--text-per", value: "page|document",
                    "page: a text file per page (default); document: also DIR/NAME.txt, the document's text, pages separated by form feeds."),
     ]
@@ -44,6 +45,11 @@ struct ExportCommand: Command {
     are left alone. Warnings go to standard error, the summary to standard
     output.
 
+    --quality-report writes DIR/quality.csv (RFC 4180, UTF-8, a header line): document, pages, done, failed,
+    mean_quality (the mean figure of its done pages, 0…1, as in `review`), worst_page and worst_page_quality,
+    worst_region_quality and worst_region_page (the lowest figure of a text block on any of its pages). Documents
+    are listed weakest first (lowest mean); those without a measured page come last with empty figures.
+
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
     documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
     74 the store cannot be read.
@@ -52,6 +58,7 @@ struct ExportCommand: Command {
     let storePath: String
     let outPath: String
     let options: ExportOptions
+    let qualityReport: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else {
@@ -83,6 +90,7 @@ struct ExportCommand: Command {
                                     tree: layout == "tree", documentText: textPer == "document")
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         self.options = options
+        qualityReport = arguments.flag("--quality-report")
     }
 
     func run() throws -> ExitStatus {
@@ -106,6 +114,7 @@ struct ExportCommand: Command {
             }
         }
         bar.clear()
+        if qualityReport { try writeQualityReport(store) }
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         var line = "exported \(plural(summary.documents, "document")), \(plural(summary.pages, "page")), "
         line += "\(plural(summary.files, "file")) into \(outPath)"
@@ -114,8 +123,36 @@ struct ExportCommand: Command {
             line += "; \(plural(summary.degraded, "degraded page")) (failed for good) in the PDFs without text: "
             line += "\(summary.degradedImages) as their image, \(summary.placeholders) as a placeholder"
         }
+        if qualityReport { line += "; quality report \(outPath)/quality.csv" }
         line += "; \(plural(summary.warnings, "warning"))"
         Console.out(line + "\n")
         return summary.warnings > 0 ? .dataError : .success
+    }
+
+    /// DIR/quality.csv, of the documents exported (discussion).
+    func writeQualityReport(_ store: Store) throws {
+        var ids: [DocumentID]?
+        if !options.documents.isEmpty { ids = try options.documents.flatMap { try store.documents(named: $0).map(\.id) } }
+        var csv = "document,pages,done,failed,mean_quality,worst_page,worst_page_quality,worst_region_quality,worst_region_page\r\n"
+        for line in try store.qualityLines(documents: ids) {
+            func figure(_ value: Double?) -> String { value.map { Format.fixed($0, 3) } ?? "" }
+            func number(_ value: Int?) -> String { value.map { String($0) } ?? "" }
+            var fields: [String] = [Self.csvField(line.document.name), String(line.pages), String(line.done), String(line.failed)]
+            fields += [figure(line.mean), number(line.worstPage), figure(line.worstPageQuality)]
+            fields += [figure(line.worstRegion), number(line.worstRegionPage)]
+            csv += fields.joined(separator: ",") + "\r\n"
+        }
+        do throws(FileError) {
+            try FileSystem.makeDirectory(outPath)
+            try FileSystem.write(csv, to: outPath + "/quality.csv")
+        } catch {
+            throw CommandFailure(.cannotCreate, "cannot write \(outPath)/quality.csv: \(error.reason)")
+        }
+    }
+
+    /// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.map { $0 == "\"" ? "\"\"" : String($0) }.joined() + "\""
     }
 }

@@ -39,7 +39,7 @@ struct WatchCommandTests {
         let image = try Fixtures.read("tesseract-testdata/phototest.tif")
         let big = image + [UInt8](repeating: 0, count: 1_000_000 - image.count)
         let path = inbox + "/big scan.tif"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         let chunk = big.count / 10
         for start in stride(from: 0, to: big.count, by: chunk) {
