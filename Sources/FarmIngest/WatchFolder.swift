@@ -29,8 +29,9 @@ public final class WatchFolder {
     }
     /// Files seen and not yet taken, by path below `root`.
     private var pending: [[UInt8]: Pending] = [:]
-    /// Editors' and downloaders' temporary files left out since the start.
-    public private(set) var temporaryIgnored = 0
+    /// Editors' and downloaders' temporary files left out since the start (each path once, however many events).
+    private var ignored = Set<[UInt8]>()
+    public var temporaryIgnored: Int { ignored.count }
 
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public let description: String
@@ -94,7 +95,7 @@ public final class WatchFolder {
     /// A file was seen (an event, or a scan): its quiet period starts again.
     private func seen(_ relative: [UInt8], open: Bool?) {
         guard let name = relative.split(separator: UInt8(ascii: "/")).last, !Self.isTemporary(Array(name)) else {
-            if pending[relative] == nil { temporaryIgnored += 1 }
+            ignored.insert(relative)
             return
         }
         let status = try? FileSystem.status(root.appending(relative), followLinks: false)
