@@ -86,7 +86,8 @@ public final class WatchFolder {
             guard let status = try? FileSystem.status(root.appending(below), followLinks: false) else { continue }
             switch status.kind {
             case .directory where name.first != UInt8(ascii: "."): add(folder: below)
-            case .file: seen(below, open: false)
+            // A file already pending keeps what its events said (still open for writing, say).
+            case .file: seen(below, open: nil)
             default: break
             }
         }
@@ -157,11 +158,13 @@ public final class WatchFolder {
     public func takeComplete() -> [[UInt8]] {
         let now = Clock.monotonicMilliseconds
         var complete: [[UInt8]] = []
-        for (relative, file) in pending where !file.open && now - file.lastEvent >= quietMilliseconds {
+        for (relative, file) in pending where now - file.lastEvent >= quietMilliseconds {
             guard let status = try? FileSystem.status(root.appending(relative), followLinks: false), status.kind == .file else {
+                // Gone (removed, or moved away), also while open: its close would not be reported here.
                 pending[relative] = nil
                 continue
             }
+            guard !file.open else { continue }
             if status.size != file.size || status.modified != file.modified {
                 pending[relative] = Pending(lastEvent: now, size: status.size, modified: status.modified, open: false)
                 continue

@@ -7,7 +7,7 @@ import TestSupport
 /// `ocrfarm reread` with real workers and Tesseract: the old result stays until the new one lands, both are kept.
 @Suite("ocrfarm reread: a document read again with other options (end to end)", .serialized)
 struct RereadCommandTests {
-    @Test("reread --level accurate --lang deu: both readings in the history, the new one current; export meanwhile writes the old")
+    @Test("reread --level accurate (and --lang): both readings in the history, the new one current; export meanwhile writes the old")
     func rereadKeepsHistory() throws {
         let folder = TemporaryDirectory()
         let pages = folder.file("pages")
