@@ -22,8 +22,10 @@ import Glibc
 ///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
 /// 6. A band or box printed on the document that was chosen over it gives way to an enclosing hypothesis from
 ///    either look that shares a side with it and whose part around it is of its material (DocumentDetector+Hypotheses.swift).
-/// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
-/// threshold, or with no quadrilateral at all, the frame is the page.
+/// The confidence is a small logistic model over the chosen outline's evidence: the weakest side's edge support ×
+/// contrast (geometric mean), the color step across its weakest side, how close a distinct rival came, how much of
+/// the frame's border is paper, whether the frame cuts it (DocumentDetector+Confidence.swift). Below
+/// RectifyStage's threshold, or with no quadrilateral at all, the frame is the page.
 public enum DocumentDetector {
     static let coarseSize = 800.0
     static let closing = 9
