@@ -22,8 +22,10 @@ import Glibc
 ///    with more lines (a light card on white paper), and that look's best replaces the first only by a margin.
 /// 6. A band or box printed on the document that was chosen over it gives way to an enclosing hypothesis from
 ///    either look that shares a side with it and whose part around it is of its material (DocumentDetector+Hypotheses.swift).
-/// The confidence is the weakest side's edge support × contrast (geometric mean). Below RectifyStage's
-/// threshold, or with no quadrilateral at all, the frame is the page.
+/// The confidence is a small logistic model over the chosen outline's evidence: the weakest side's edge support ×
+/// contrast (geometric mean), the color step across its weakest side, how close a distinct rival came, how much of
+/// the frame's border is paper, whether the frame cuts it (DocumentDetector+Confidence.swift). Below
+/// RectifyStage's threshold, or with no quadrilateral at all, the frame is the page.
 public enum DocumentDetector {
     static let coarseSize = 800.0
     static let closing = 9
@@ -110,20 +112,30 @@ public enum DocumentDetector {
         let refined = try refine(coarseCorners, sides: best.sides, image: try color.rgb(), factor: factor) ?? coarseCorners
         let corners = Quad(ordered(refined))
         guard corners.isConvex else { return frame(confidence: 0) }
+        let weighed = evidence(for: best, among: hypotheses, corners: corners, planes: planes, flatness: flatness,
+                                width: width, height: height)
+        let confidence = calibratedConfidence(weighed)
+        // What was weighed, for `inspect --json`: the chosen outline even when the frame is kept.
+        func keptFrame(confidence: Double) -> DocumentDetection {
+            DocumentDetection(corners: Quad(width: width, height: height), confidence: confidence, isFullFrame: true,
+                              mask: mask, imageWidth: image.width, imageHeight: image.height,
+                              evidence: weighed.named, candidate: corners)
+        }
         let documentMask = quadMask(corners, width: mask.width, height: mask.height, factor: factor)
         // A box printed on the page (a logo, a table), not the page: the text goes on past its edges, and the
         // frame's border is mostly paper, as on a scan. In a photo, the clutter around a document can hold as
         // much dark detail, but the border is rarely mostly paper (on MIDV-500 only the two frames of a light card
         // on a printed white box come near, at 0.30 and 0.35; scans are at 0.9 or more).
         if let ink, textLiesOutside(documentMask, plane: ink.plane, closed: ink.closed), flatness >= flatPageForBox {
-            return frame(confidence: flatness)
+            return keptFrame(confidence: flatness)
         }
         // Below the threshold nothing downstream trusts the corners: say so, and keep the whole frame.
-        guard best.confidence >= RectifyStage.minimumConfidence else {
-            return frame(confidence: max(best.confidence, flatness))
+        guard confidence >= RectifyStage.minimumConfidence else {
+            return keptFrame(confidence: max(confidence, flatness))
         }
-        return DocumentDetection(corners: corners, confidence: best.confidence, isFullFrame: false, mask: documentMask,
-                                 imageWidth: image.width, imageHeight: image.height)
+        return DocumentDetection(corners: corners, confidence: confidence, isFullFrame: false, mask: documentMask,
+                                 imageWidth: image.width, imageHeight: image.height,
+                                 evidence: weighed.named, candidate: corners)
     }
 
     // MARK: Edges

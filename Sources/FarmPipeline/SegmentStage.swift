@@ -13,6 +13,11 @@ public struct DocumentDetection: Sendable {
     public let mask: GrayPixels
     public let imageWidth: Int
     public let imageHeight: Int
+    /// What the confidence was made from (DocumentDetector+Confidence.swift), for `inspect --json`; empty when no
+    /// quadrilateral was weighed.
+    public var evidence: [(String, Double)] = []
+    /// The quadrilateral that was weighed, also when the frame was kept.
+    public var candidate: Quad? = nil
 
     public var boundingBox: Rect {
         let xs = corners.corners.map(\.x), ys = corners.corners.map(\.y)
@@ -21,7 +26,7 @@ public struct DocumentDetection: Sendable {
     }
 
     public var json: JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("corners", corners.json),
             ("normalized_corners", .array(corners.normalized(width: Double(imageWidth), height: Double(imageHeight))
                 .corners.map { [.rounded($0.x, places: 4), .rounded($0.y, places: 4)] })),
@@ -29,7 +34,10 @@ public struct DocumentDetection: Sendable {
             ("full_frame", JSON(isFullFrame)),
             ("bounding_box", boundingBox.json),
             ("mask_size", [JSON(mask.width), JSON(mask.height)]),
-        ])
+        ]
+        if !evidence.isEmpty { fields.append(("evidence", .object(evidence.map { ($0.0, .rounded($0.1, places: 4)) }))) }
+        if let candidate { fields.append(("candidate", candidate.json)) }
+        return .object(fields)
     }
 }
 

@@ -3,6 +3,9 @@ import Testing
 @testable import FarmPipeline
 import Leptonica
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("Document detection on real phone frames (MIDV-500) and what its confidence means")
 struct DetectionTests {
@@ -106,6 +109,51 @@ struct DetectionTests {
         #expect(!sure.isFullFrame)
         #expect(sure.confidence >= RectifyStage.minimumConfidence)
         #expect(clippedIoU(sure.corners.corners, clear.corners, width: 800, height: 600) >= 0.98)
+    }
+
+    // MARK: Calibration
+
+    @Test("the confidence ranks: a clear card on clutter is sure, a card cut by the frame outlined only up to its photo is doubtful and stays the full frame")
+    func calibration() throws {
+        let clear = try detect(try Pix(contentsOfFile: Fixtures.path("midv500/midv500_02_01.jpg")))
+        #expect(clear.confidence >= 0.9)
+        #expect(!clear.isFullFrame)
+        // 31_08: the card's left end is outside the frame and its right side is darker than the bag beside it, so
+        // the best outline ends at the card's photo (IoU 0.53). Its edges are found (weakest side 0.65), but a
+        // distinct outline scored nearly as well, the color step across its weakest side is small and part of the
+        // frame's border is white: doubtful.
+        let frame = "midv500_31_08"
+        let image = try Pix(contentsOfFile: Fixtures.path("midv500/\(frame).jpg"))
+        let doubtful = try detect(image)
+        #expect(doubtful.confidence < RectifyStage.minimumConfidence)
+        #expect(doubtful.isFullFrame)
+        let weakest = try #require(doubtful.evidence.first { $0.0 == "weakest" }?.1)
+        #expect(weakest >= RectifyStage.minimumConfidence, "the edges alone would have taken it: \(weakest)")
+        let candidate = try #require(doubtful.candidate)
+        #expect(clippedIoU(candidate.corners, try truth(frame), width: image.width, height: image.height) < 0.85)
+        #expect(clear.confidence > doubtful.confidence)
+    }
+
+    @Test("evidence against an outline lowers its confidence, and edges below the threshold are never made sure by the rest")
+    func confidenceModel() {
+        var evidence = DocumentDetector.Evidence()
+        evidence.weakest = 0.9
+        evidence.weakestStep = log2(1 + 80)
+        let sure = DocumentDetector.calibratedConfidence(evidence)
+        #expect(sure >= 0.9)
+        var rivalled = evidence
+        rivalled.rival = 1
+        #expect(DocumentDetector.calibratedConfidence(rivalled) < sure)
+        var faint = evidence
+        faint.weakestStep = log2(1 + 10)
+        #expect(DocumentDetector.calibratedConfidence(faint) < sure)
+        var papery = evidence
+        papery.flatness = 0.5
+        #expect(DocumentDetector.calibratedConfidence(papery) < sure)
+        // Weak edges with a strong color step and no rival: still below the threshold.
+        var weakEdges = evidence
+        weakEdges.weakest = 0.4
+        #expect(DocumentDetector.calibratedConfidence(weakEdges) <= 0.4)
     }
 
     // MARK: Nesting
