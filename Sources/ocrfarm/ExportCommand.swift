@@ -83,7 +83,7 @@ struct ExportCommand: Command {
             iiif = nil
         }
         if out?.isEmpty ?? false { throw UsageError(message: "--out needs a folder") }
-        guard out != nil || iiif != nil else { throw UsageError(message: "--out DIR (or --iiif DIR) is required") }
+        guard out != nil || iiif != nil else { throw UsageError(message: "--out DIR is required (or --iiif DIR)") }
         outPath = out
         storePath = StoreOption.path(arguments)
         var formats = OutputFormat.exported
