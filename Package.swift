@@ -56,7 +56,8 @@ let package = Package(
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).
-        .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "SQLite", "Leptonica", "Crypto", "MicroHTTPD"]),
+        .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "FarmRuntime", "SQLite", "Leptonica", "Crypto",
+                                                 "MicroHTTPD"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [

@@ -21,7 +21,7 @@ struct CanvasPage: Sendable {
     /// has no result (its image's header gives it then).
     let size: (width: Int, height: Int)?
     let language: String?
-    /// Whether the page's source is an image file (PDF pages are not rasterized for IIIF, and have no canvas).
+    /// Whether the page's source has an image (an image file or a PDF page; not a file refused at submit).
     let hasImage: Bool
 }
 
@@ -67,12 +67,12 @@ extension Store {
                 size = (w, h)
             }
             return CanvasPage(id: PageID(row.int64(0)), number: row.int(1), state: PageState(rawValue: row.text(2)) ?? .failed,
-                              size: size, language: row.optionalText(5), hasImage: row.text(8) == SourceKind.image.rawValue)
+                              size: size, language: row.optionalText(5), hasImage: row.text(8) != SourceKind.invalid.rawValue)
         }
     }
 
     /// The document's pages with their canvas sizes; a page without a result is sized by its image's header, and
-    /// left out when that cannot be read (a file gone). PDF pages are left out: their image is not made here.
+    /// left out when that cannot be read (a file gone, a file refused at submit, a PDF page not read yet).
     func iiifCanvases(of document: DocumentID) throws -> [(page: CanvasPage, width: Int, height: Int)] {
         try canvasPages(of: document).compactMap { page in
             guard page.hasImage else { return nil }

@@ -1,5 +1,6 @@
 import Crypto
 import FarmCore
+import FarmRuntime
 import FarmStore
 import Leptonica
 #if canImport(Glibc)
@@ -18,7 +19,8 @@ public struct PageImageError: Error, Sendable, CustomStringConvertible {
 ///
 /// A source is read as the coordinator reads it before a job leaves (and as `export` shows a failed page): a
 /// regular file, not through a symbolic link, at most `maxSourceBytes`, with the size and SHA-256 recorded at
-/// submit; decoded with Leptonica within `maxPixels`. PDF sources are not rasterized here (no image: 404).
+/// submit; decoded with Leptonica within `maxPixels`. A PDF page is rasterized with poppler's `pdftoppm` at the
+/// resolution the workers read it at (300 dpi), so its image has the size its words' boxes refer to.
 ///
 /// Thread-safety: the cache is guarded by `lock`; a cached `Pix` is only read once cached (Leptonica's crops,
 /// scales and encoders read their source and make a new image; nothing clones or changes it), and each user holds
@@ -78,11 +80,7 @@ public final class PageImages: @unchecked Sendable {
 
     /// The source's checked bytes.
     static func checkedBytes(_ source: PageSource) throws(PageImageError) -> [UInt8] {
-        switch source.kind {
-        case .invalid: throw PageImageError(reason: "the page's file is not an image (refused at submit)")
-        case .pdf: throw PageImageError(reason: "the page is a PDF page; PDF pages are not rasterized for IIIF")
-        case .image: break
-        }
+        if source.kind == .invalid { throw PageImageError(reason: "the page's file is not an image (refused at submit)") }
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
@@ -101,16 +99,57 @@ public final class PageImages: @unchecked Sendable {
     }
 
     static func decoded(_ source: PageSource) throws(PageImageError) -> Pix {
-        let bytes = try checkedBytes(source)
+        var bytes = try checkedBytes(source)
+        var page = source.index
+        if source.kind == .pdf {
+            bytes = try rasterized(bytes, page: source.index)
+            page = 0
+        }
         do throws(LeptonicaError) {
-            return try Pix(encoded: bytes, page: source.index, maxPixels: maxPixels)
+            return try Pix(encoded: bytes, page: page, maxPixels: maxPixels)
         } catch {
             throw PageImageError(reason: "the page's image cannot be decoded: \(error.message)")
         }
     }
 
+    /// The resolution the workers rasterize PDF pages at (FarmPipeline's `PDFRasterizer.resolution`).
+    static let pdfResolution = 300
+
+    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm` (as the workers rasterize it; the
+    /// pipeline's rasterizer is not linked here, which would bring Tesseract into the server).
+    static func rasterized(_ pdf: [UInt8], page: Int) throws(PageImageError) -> [UInt8] {
+        guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
+            throw PageImageError(reason: "the page is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
+        }
+        let folder: String
+        do throws(FileError) {
+            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-iiif")
+        } catch {
+            throw PageImageError(reason: "no temporary folder for the PDF page: \(error.reason)")
+        }
+        defer { FileSystem.remove(folder) }
+        let status: Int32
+        do throws(FileError) {
+            try FileSystem.write(pdf, to: folder + "/in.pdf", mode: 0o600)
+            let child = try ChildProcess(
+                executable: tool,
+                arguments: ["-r", String(pdfResolution), "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
+                            folder + "/in.pdf", folder + "/page"],
+                outputPath: folder + "/log.txt")
+            status = child.wait()
+        } catch {
+            throw PageImageError(reason: "pdftoppm cannot run: \(error.reason)")
+        }
+        guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
+            throw PageImageError(reason: "pdftoppm cannot rasterize page \(page + 1) of the PDF (exit \(status))")
+        }
+        return png
+    }
+
     /// The size of the source's image from its header, without decoding it (for a page that has no result).
     static func size(of source: PageSource) throws(PageImageError) -> (width: Int, height: Int) {
+        // Rasterizing takes a second a page: a manifest of a PDF not read yet would take minutes.
+        if source.kind == .pdf { throw PageImageError(reason: "a PDF page not read yet has no size without rasterizing it") }
         let bytes = try checkedBytes(source)
         do throws(LeptonicaError) {
             let header = try Pix.header(of: bytes, page: source.index)

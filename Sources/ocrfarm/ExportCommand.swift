@@ -54,7 +54,7 @@ struct ExportCommand: Command {
     publishes DIR at URL: DIR/ID/manifest.json per document (a canvas per page with an image; the text line by
     line as supplementing annotations in DIR/ID/annotations/PAGE.json), and DIR/image/PAGE/info.json with the
     page image as JPEG at level 0 (the whole image and halved sizes down to 512 pixels; no tiles, no search: use
-    `ocrfarm serve` for Image API level 1 and Content Search). PDF pages have no canvas there.
+    `ocrfarm serve` for Image API level 1 and Content Search). PDF pages are rasterized at 300 dpi.
 
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
     documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;

@@ -9,8 +9,9 @@ import TestSupport
 import Glibc
 #endif
 
-/// A store made once by a real `ocrfarm run` (real Tesseract) on three pages: a clean scan, a scan lying on its
-/// side (its words are mapped to the image by the page's homography), and the IIIF validator's test image.
+/// A store made once by a real `ocrfarm run` (real Tesseract) on four pages: a clean scan, a scan lying on its
+/// side (its words are mapped to the image by the page's homography), the IIIF validator's test image, and a
+/// one-page PDF.
 final class IIIFStoreFixture: Sendable {
     let folder: TemporaryDirectory
     let store: String
@@ -37,6 +38,8 @@ final class IIIFStoreFixture: Sendable {
                              (Fixtures.path("iiif/validator-squares.png"), "squares.png")] {
             try FileSystem.write(try FileSystem.read(from), to: pagesFolder + "/" + name)
         }
+        // A PDF page: its image is rasterized as the workers rasterize it.
+        try FileSystem.write(TestPDF.onePage("Rasterized for the viewer"), to: pagesFolder + "/letter.pdf")
         store = folder.file("farm.db")
         let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1", pagesFolder], environment: ["OMP_THREAD_LIMIT": "1"])
         guard run.status == 0 else { throw Failure(description: "ocrfarm run failed (\(run.status)): \(run.stderr)") }
@@ -183,13 +186,14 @@ struct IIIFServerTests {
         let run = try Run.process(python, [script, "served", server.base, "-"] + manifests)
         try #require(run.status == 0, "prezi3 check: \(run.stderr)")
         let report = try JSON.parse(run.text)
-        #expect(report["manifests"]?.intValue == 3)
-        #expect(report["canvases"]?.intValue == 3)
-        #expect(report["images"]?.intValue == 3)
-        #expect(report["annotation_pages"]?.intValue == 3)
+        #expect(report["manifests"]?.intValue == 4)
+        #expect(report["canvases"]?.intValue == 4)
+        #expect(report["images"]?.intValue == 4)
+        #expect(report["annotation_pages"]?.intValue == 4)
         let texts = report["texts"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(texts.contains { $0.contains("Specific Written") }, "the clean page's first line: \(texts.prefix(5))")
         #expect(texts.contains { $0.contains("Controlled") }, "the sideways page's text")
+        #expect(texts.contains { $0.contains("Rasterized") }, "the PDF page's text")
     }
 
     @Test("Content Search returns a known word's box: the page JSON's box of it, mapped to the image")
@@ -273,13 +277,13 @@ struct IIIFServerTests {
         let base = "https://example.org/archive/iiif"
         let export = try Run.ocrfarm(["export", "--store", fixture.store, "--iiif", out.path, "--iiif-base", base])
         #expect(export.status == 0, "export: \(export.stderr)")
-        #expect(export.text.contains("IIIF: 3 manifests, 3 canvases"))
+        #expect(export.text.contains("IIIF: 4 manifests, 4 canvases"), "\(export.text)")
         let script = out.write("check.py", text: prezi3Check)
         let manifests = fixture.documents.values.sorted().map { "\(base)/\($0)/manifest.json" }
         let run = try Run.process(python, [script, "static", base, out.path] + manifests)
         try #require(run.status == 0, "prezi3 check of the files: \(run.stderr)")
         let report = try JSON.parse(run.text)
-        #expect(report["canvases"]?.intValue == 3 && report["annotation_pages"]?.intValue == 3)
+        #expect(report["canvases"]?.intValue == 4 && report["annotation_pages"]?.intValue == 4)
         let page = try #require(fixture.pages["clean.png"])
         let info = try JSON.parse(try FileSystem.read(out.path + "/image/\(page)/info.json"))
         #expect(info["profile"]?.stringValue == "level0")
