@@ -3,6 +3,7 @@ import FarmIIIF
 import FarmStore
 import Foundation
 import MicroHTTPD
+import Synchronization
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -267,6 +268,32 @@ struct IIIFServerTests {
             #expect(try server.get("/iiif/image/\(try #require(fixture.pages[name]))/square/64,/0/default.jpg").status == 200)
         }
         #expect(images.cachedCount == 2)
+    }
+
+    @Test("tiles of four pages asked for at once from eight threads, through a cache of two: every answer right")
+    func concurrentTiles() throws {
+        let fixture = try IIIFStoreFixture.get()
+        let images = PageImages(capacity: 2)
+        let server = try IIIFTestServer(store: fixture.store, images: images)
+        let pages = fixture.pages.values.sorted()
+        try #require(pages.count == 4)
+        // All inside the smallest image, the PDF page (1250x417 at 300 dpi); a region wholly outside is a 400.
+        let tiles = ["0,0,512,512/512,", "512,0,512,512/256,", "0,256,1024,1024/256,", "square/128,", "full/100,"]
+        let port = server.port
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for round in 0..<10 {
+                let page = pages[(thread + round) % pages.count]
+                let tile = tiles[(thread * 3 + round) % tiles.count]
+                let path = "/iiif/image/\(page)/\(tile)/0/default.jpg"
+                let answer = try? HTTP.request(port: port, "GET \(path) HTTP/1.0\r\n\r\n")
+                if answer?.status != 200 || !(answer?.head.contains("Content-Type: image/jpeg") ?? false) {
+                    failures.withLock { $0.append("\(path): \(answer?.status ?? 0)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(images.cachedCount <= 2)
     }
 
     @Test("export --iiif: static manifests and level-0 images that load in iiif-prezi3 from the files alone",
