@@ -1,5 +1,6 @@
 import FarmCore
 import FarmIIIF
+import FarmRuntime
 import FarmStore
 import Foundation
 import MicroHTTPD
@@ -320,5 +321,46 @@ struct IIIFServerTests {
             #expect(FileSystem.exists(out.path + "/image/\(page)/full/\(w),\(h)/0/default.jpg"))
         }
         #expect(try Run.ocrfarm(["export", "--store", fixture.store, "--iiif", out.path]).status == 64, "--iiif-base is required")
+    }
+
+    @Test("export --iiif published by a plain web server (Python's http.server) passes iiif-validator at level 0",
+          .enabled(if: Capabilities.hasFormatValidators))
+    func staticLevel0() throws {
+        let fixture = try IIIFStoreFixture.get()
+        let out = TemporaryDirectory("ocrfarm-iiif-web")
+        // A free port: the system picks one for a socket closed at once (loopback; nothing else is starting here).
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(probe)
+        let base = "http://127.0.0.1:\(port)/iiif"
+        let export = try Run.ocrfarm(["export", "--store", fixture.store, "--iiif", out.path + "/iiif", "--iiif-base", base])
+        try #require(export.status == 0, "export: \(export.stderr)")
+        let web = try ChildProcess(executable: python, arguments: ["-m", "http.server", String(port), "--bind", "127.0.0.1",
+                                                                   "--directory", out.path],
+                                   outputPath: out.file("http.log"))
+        defer {
+            kill(web.pid, SIGTERM)
+            _ = web.wait()
+        }
+        var ready = false
+        for _ in 0..<100 where !ready {
+            if let fd = try? HTTP.connect(port: port) { close(fd); ready = true } else { usleep(100_000) }
+        }
+        try #require(ready, "http.server did not start on port \(port)")
+        let page = try #require(fixture.pages["squares.png"])
+        let run = try Run.process(python, [bin + "/iiif-validate.py", "-s", "127.0.0.1:\(port)", "-p", "iiif/image",
+                                           "-i", "\(page)", "--version=3.0", "--level", "0", "-v"])
+        #expect(run.status == 0, "iiif-validate.py --level 0 on the static files: \(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").filter { $0.hasSuffix(" PASS") }.count >= 5, "\(run.stderr)")
     }
 }
