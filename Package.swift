@@ -54,11 +54,15 @@ let package = Package(
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
+        // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
+        // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).
+        .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "FarmRuntime", "SQLite", "Leptonica", "Crypto",
+                                                 "MicroHTTPD"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "ZeroMQ", "Allocator",
+            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmIIIF", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -88,6 +92,8 @@ let package = Package(
                                                                 "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
+        .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
+                                                          "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]

@@ -7,6 +7,14 @@ import Glibc
 public struct HTTPRequest: Sendable {
     public let method: String
     public let path: String
+    /// The query's arguments (`?q=word&page=2`), percent-decoded by libmicrohttpd; the last of a repeated name wins.
+    public let query: [String: String]
+
+    public init(method: String, path: String, query: [String: String] = [:]) {
+        self.method = method
+        self.path = path
+        self.query = query
+    }
 }
 
 /// What the handler answers.
@@ -116,13 +124,29 @@ private final class HandlerBox: Sendable {
     init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handle = handle }
 }
 
+/// The GET arguments of the request on `connection`, collected through libmicrohttpd's iterator (the strings are
+/// the connection's, valid during the call only, so they are copied).
+private func queryArguments(of connection: OpaquePointer) -> [String: String] {
+    final class Collected { var arguments: [String: String] = [:] }
+    let collected = Collected()
+    let box = Unmanaged.passRetained(collected)
+    defer { box.release() }
+    _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { context, _, key, value in
+        guard let context, let key else { return .YES }
+        Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue().arguments[String(cString: key)] =
+            value.map { String(cString: $0) } ?? ""
+        return .YES
+    }, box.toOpaque())
+    return collected.arguments
+}
+
 /// libmicrohttpd's access handler: called once the request head is parsed, then again for each piece of a body.
 /// Answering on the first call is allowed; a body the handler does not want is discarded by libmicrohttpd.
 private let answer: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
     guard let context, let connection else { return .NO }
     let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
     let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "",
-                              path: url.map { String(cString: $0) } ?? "")
+                              path: url.map { String(cString: $0) } ?? "", query: queryArguments(of: connection))
     let response = box.handle(request)
     // MUST_COPY: libmicrohttpd copies the body, so the Swift array may go away when this returns.
     let made = response.body.withUnsafeBytes { body in

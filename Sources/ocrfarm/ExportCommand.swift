@@ -1,5 +1,6 @@
 import FarmCore
 import FarmExport
+import FarmIIIF
 import FarmStore
 
 /// `ocrfarm export`: the store's results as files.
@@ -8,7 +9,12 @@ struct ExportCommand: Command {
     static let abstract = "Write each document as a searchable PDF and its pages as text, hOCR, ALTO, PAGE XML and JSON."
     static let arguments = ""
     static let options: [OptionSpec] = [
-        OptionSpec("--out", value: "DIR", "The folder to write into (made if missing). Required."),
+        OptionSpec("--out", value: "DIR", "The folder to write into (made if missing). Required unless --iiif is given."),
+        OptionSpec("--iiif", value: "DIR",
+                   "Also (or instead of --out) write the documents as static IIIF files into DIR: Presentation 3.0 manifests, "
+                   + "the text as annotations, page images at Image API level 0 (docs/formats.md)."),
+        OptionSpec("--iiif-base", value: "URL",
+                   "The URL DIR of --iiif is published at (http://host/iiif); every IIIF id starts with it. Required with --iiif."),
         StoreOption.spec,
         OptionSpec("--document", value: "NAME", repeatable: true,
                    "Only this document (its name as submitted, or the file name); may be repeated. Default: all."),
@@ -50,21 +56,41 @@ struct ExportCommand: Command {
     worst_region_quality and worst_region_page (the lowest figure of a text block on any of its pages). Documents
     are listed weakest first (lowest mean); those without a measured page come last with empty figures.
 
+    With --iiif DIR --iiif-base URL the same documents are written as static IIIF for a plain web server that
+    publishes DIR at URL: DIR/ID/manifest.json per document (a canvas per page with an image; the text line by
+    line as supplementing annotations in DIR/ID/annotations/PAGE.json), and DIR/image/PAGE/info.json with the
+    page image as JPEG at level 0 (the whole image and halved sizes down to 512 pixels; no tiles, no search: use
+    `ocrfarm serve` for Image API level 1 and Content Search). PDF pages are rasterized at 300 dpi.
+
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
     documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
     74 the store cannot be read.
     """
 
     let storePath: String
-    let outPath: String
+    let outPath: String?
     let options: ExportOptions
     let qualityReport: Bool
+    /// The static IIIF tree's folder and base URL (`--iiif`, `--iiif-base`).
+    let iiif: (folder: String, base: String)?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else {
             throw UsageError(message: "export takes no arguments, not '\(arguments.positionals[0])' (give the folder with --out)")
         }
-        guard let out = arguments.string("--out"), !out.isEmpty else { throw UsageError(message: "--out DIR is required") }
+        let out = arguments.string("--out")
+        if let folder = arguments.string("--iiif") {
+            guard !folder.isEmpty else { throw UsageError(message: "--iiif needs a folder") }
+            guard let base = arguments.string("--iiif-base"), base.hasPrefix("http://") || base.hasPrefix("https://") else {
+                throw UsageError(message: "--iiif needs --iiif-base URL (http:// or https://): the URL its folder is published at")
+            }
+            iiif = (folder, base)
+        } else {
+            if arguments.string("--iiif-base") != nil { throw UsageError(message: "--iiif-base goes with --iiif DIR") }
+            iiif = nil
+        }
+        if out?.isEmpty ?? false { throw UsageError(message: "--out needs a folder") }
+        guard out != nil || iiif != nil else { throw UsageError(message: "--out DIR is required (or --iiif DIR)") }
         outPath = out
         storePath = StoreOption.path(arguments)
         var formats = OutputFormat.exported
@@ -91,10 +117,16 @@ struct ExportCommand: Command {
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         self.options = options
         qualityReport = arguments.flag("--quality-report")
+        if qualityReport && out == nil { throw UsageError(message: "--quality-report writes DIR/quality.csv: give the folder with --out DIR") }
     }
 
     func run() throws -> ExitStatus {
         let store = try ReportDocuments.open(storePath)
+        var iiifWarnings = 0
+        if let iiif {
+            iiifWarnings = try exportIIIF(store, into: iiif.folder, base: iiif.base)
+        }
+        guard let outPath else { return iiifWarnings > 0 ? .dataError : .success }
         let bar = ProgressLine(enabled: Console.errorIsTerminal)
         let summary: ExportSummary
         do {
@@ -114,7 +146,7 @@ struct ExportCommand: Command {
             }
         }
         bar.clear()
-        if qualityReport { try writeQualityReport(store) }
+        if qualityReport { try writeQualityReport(store, into: outPath) }
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         var line = "exported \(plural(summary.documents, "document")), \(plural(summary.pages, "page")), "
         line += "\(plural(summary.files, "file")) into \(outPath)"
@@ -126,11 +158,39 @@ struct ExportCommand: Command {
         if qualityReport { line += "; quality report \(outPath)/quality.csv" }
         line += "; \(plural(summary.warnings, "warning"))"
         Console.out(line + "\n")
-        return summary.warnings > 0 ? .dataError : .success
+        return summary.warnings + iiifWarnings > 0 ? .dataError : .success
+    }
+
+    /// The static IIIF tree of the chosen documents; returns how many warnings it gave.
+    func exportIIIF(_ store: Store, into folder: String, base: String) throws -> Int {
+        var chosen: [DocumentRecord]?
+        if !options.documents.isEmpty {
+            chosen = []
+            for name in options.documents {
+                let found = try store.read { try store.documents(named: name) }
+                guard !found.isEmpty else { throw CommandFailure(.noInput, "no document named '\(Printable.text(name))' in \(storePath)") }
+                chosen! += found
+            }
+        }
+        let summary: StaticIIIF.Summary
+        do {
+            summary = try store.read {
+                try StaticIIIF(store: store, base: base).write(chosen, into: folder) { message in
+                    Console.error("ocrfarm export: warning: " + Printable.text(message))
+                }
+            }
+        } catch let error as StaticIIIF.Failure {
+            throw CommandFailure(.cannotCreate, error.message)
+        } catch let error as StoreError {
+            throw CommandFailure(.ioError, error.message)
+        }
+        Console.out("IIIF: \(summary.documents) manifests, \(summary.canvases) canvases, \(summary.files) files into \(folder) "
+                    + "(level 0 images; base \(base)); \(summary.warnings) warnings\n")
+        return summary.warnings
     }
 
     /// DIR/quality.csv, of the documents exported (discussion).
-    func writeQualityReport(_ store: Store) throws {
+    func writeQualityReport(_ store: Store, into outPath: String) throws {
         var ids: [DocumentID]?
         if !options.documents.isEmpty { ids = try options.documents.flatMap { try store.documents(named: $0).map(\.id) } }
         var csv = "document,pages,done,failed,mean_quality,worst_page,worst_page_quality,worst_region_quality,worst_region_page\r\n"
