@@ -53,12 +53,15 @@ let package = Package(
                                                         "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
+        // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through read-only connections.
+        .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRuntime", "MicroHTTPD", "SQLite",
+                                                "Crypto"]),
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "ZeroMQ", "Allocator",
+            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmWeb", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -88,6 +91,7 @@ let package = Package(
                                                                 "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
+        .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]

@@ -146,5 +146,20 @@ enum Schema {
         Migration(version: 7, name: "documents by source", sql: """
             CREATE INDEX documents_source ON documents(source);
             """),
+        // Version 8 is another branch's (issue 21 work in parallel); the integrator puts that migration here at
+        // merge. Until then this keeps the versions contiguous, as the Migrator requires.
+        Migration(version: 8, name: "reserved", sql: "SELECT 1;"),
+        // API tokens (issue 21, `ocrfarm token`): only the SHA-256 of each token is kept, so a copy of the store
+        // gives no one a token; revoked tokens stay listed with the time they were revoked.
+        Migration(version: 9, name: "tokens", sql: """
+            CREATE TABLE tokens (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('read', 'admin')),
+                hash TEXT NOT NULL UNIQUE,
+                created_at REAL NOT NULL,
+                revoked_at REAL
+            ) STRICT;
+            """),
     ]
 }
