@@ -379,7 +379,7 @@ final class API: Sendable {
                         ("page_id", JSON(Int(hit.page.rawValue))),
                         ("document", .object([("id", JSON(Int(hit.document.rawValue))), ("name", JSON(hit.documentName))])),
                         ("page", JSON(hit.number)),
-                        ("score", hit.score.map { .rounded($0, places: 4) } ?? .null),
+                        ("score", JSON(hit.score)),
                         ("snippet", .array(Self.segments(hit.snippet).map { .object([("text", JSON($0.text)), ("match", JSON($0.match))]) })),
                     ])
                 })),
