@@ -136,7 +136,7 @@ public final class StageHistograms: @unchecked Sendable {
     private var counts: [String: Int] = [:]
     private var mark: (finishedAt: Double, page: Int64) = (-1e300, Int64.min)
 
-    public init(rowsPerUpdate: Int = 200_000) {
+    public init(rowsPerUpdate: Int = 50_000) {
         self.rowsPerUpdate = max(1, rowsPerUpdate)
         pthread_mutex_init(&mutex, nil)
     }

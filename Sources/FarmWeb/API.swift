@@ -18,6 +18,8 @@ final class API: Sendable {
     let options: WebOptions
     let webhook: Webhook?
     let metrics: MetricsCounters
+    /// The dashboard's polled answers, made at most once a second however many browsers poll.
+    let status = OncePerSecond()
 
     init(pool: StorePool, options: WebOptions, webhook: Webhook?) {
         self.pool = pool
@@ -92,7 +94,8 @@ final class API: Sendable {
         switch path.count {
         case 1:
             switch path[0] {
-            case "status": return Self.json(try pool.with { try $0.report().json })
+            case "status": return try status.get { Self.json(try pool.with { try $0.report().json }) }
+            case "throughput": return try status.get(key: "throughput") { try throughput() }
             case "documents": return try documents(request)
             case "search": return try search(request)
             default: break
@@ -165,10 +168,10 @@ final class API: Sendable {
             try store.read {
                 let documents = try store.documents(after: after, limit: limit)
                 let counts = try store.connection.cached("SELECT state, count(*) FROM pages WHERE document_id = ? GROUP BY state")
-                let quality = try store.connection.cached("""
+                let quality = try store.connection.cached(try Self.hasQuality(store) ? """
                     SELECT avg(r.quality), count(r.quality), min(r.quality) FROM pages p JOIN results r ON r.page_id = p.id
                     WHERE p.document_id = ?
-                    """)
+                    """ : "SELECT NULL, 0, NULL WHERE ? IS NOT NULL")
                 let items: [JSON] = try documents.map { document in
                     var pages = PageCounts()
                     for (state, count) in try counts.rows([.integer(document.id.rawValue)], { ($0.text(0), $0.int(1)) }) {
@@ -212,7 +215,9 @@ final class API: Sendable {
                     return Self.error(404, "no document \(document.rawValue)")
                 }
                 let pages = try store.pages(of: document, after: after, limit: limit)
-                let result = try store.connection.cached("SELECT quality, mean_confidence FROM results WHERE page_id = ?")
+                let result = try store.connection.cached(try Self.hasQuality(store)
+                    ? "SELECT quality, mean_confidence FROM results WHERE page_id = ?"
+                    : "SELECT NULL, mean_confidence FROM results WHERE page_id = ?")
                 let items: [JSON] = try pages.map { page in
                     let measured = try result.first([.integer(page.id.rawValue)]) { ($0.optionalDouble(0), $0.double(1)) }
                     return .object([
@@ -232,6 +237,9 @@ final class API: Sendable {
             }
         }
     }
+
+    /// The quality column came with schema version 6; an older store's pages have none.
+    static func hasQuality(_ store: Store) throws -> Bool { try store.connection.userVersion >= 6 }
 
     static func document(_ id: DocumentID, in store: Store) throws -> DocumentRecord? {
         try store.documents(after: DocumentID(id.rawValue - 1), limit: 1).first { $0.id == id }
@@ -268,7 +276,8 @@ final class API: Sendable {
                 let document = try Self.document(page.document, in: store)
                 let source = try store.source(of: id)
                 let result = try store.connection.cached("""
-                    SELECT engine, text, mean_confidence, width, height, quality, structure, finished_at FROM results WHERE page_id = ?
+                    SELECT engine, text, mean_confidence, width, height, \(try Self.hasQuality(store) ? "quality" : "NULL"), structure,
+                           finished_at FROM results WHERE page_id = ?
                     """).first([.integer(id.rawValue)]) { row -> JSON in
                     .object([
                         ("engine", JSON(row.text(0))), ("text", JSON(row.text(1))),
@@ -384,6 +393,30 @@ final class API: Sendable {
                     ])
                 })),
                 ("documents", .array(named.map { .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name))]) })),
+            ])
+        })
+    }
+
+    /// `/api/throughput`: pages finished per minute over the last hour (oldest first, 60 values) and per hour over
+    /// the last day (24), for the dashboard's chart; from the results' finished_at index, so a big store costs only
+    /// its last day's results.
+    private func throughput() throws -> HTTPResponse {
+        let now = Clock.now
+        return Self.json(try pool.with { store in
+            // Counted by SQLite over the finished_at index, one range per bucket: no row reaches Swift, no sort.
+            let range = try store.connection.cached("SELECT count(*) FROM results WHERE finished_at > ? AND finished_at <= ?")
+            func buckets(_ width: Double, _ count: Int) throws -> [Int] {
+                try (0..<count).map { index in
+                    let end = now - width * Double(count - 1 - index)
+                    return try range.first([.real(end - width), .real(end)]) { $0.int(0) } ?? 0
+                }
+            }
+            let minutes = try buckets(60, 60)
+            let hours = try buckets(3600, 24)
+            return .object([
+                ("generated_at", JSON(Clock.iso8601(now))),
+                ("per_minute", .array(minutes.map { JSON($0) })),
+                ("per_hour", .array(hours.map { JSON($0) })),
             ])
         })
     }
@@ -541,6 +574,27 @@ final class API: Sendable {
     static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         var response = json(.object([("error", JSON(message))]), status: status)
         response.headers += headers
+        return response
+    }
+}
+
+/// Answers kept for a second: the dashboard polls, and a hundred browsers must not mean a hundred store reads.
+final class OncePerSecond: @unchecked Sendable {
+    // Thread-safety: `kept` is read and written holding `mutex`; the answer is made holding it too, so callers
+    // that arrive while it is made wait for it instead of making their own.
+    private var mutex = pthread_mutex_t()
+    private var kept: [String: (at: Int64, response: HTTPResponse)] = [:]
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func get(key: String = "status", _ make: () throws -> HTTPResponse) throws -> HTTPResponse {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let now = Clock.monotonicMilliseconds
+        if let kept = kept[key], now - kept.at < 1000 { return kept.response }
+        let response = try make()
+        if response.status == 200 { kept[key] = (now, response) }
         return response
     }
 }

@@ -137,6 +137,12 @@ struct ServeTests {
         #expect(status.json?["pages"] == cliJSON["pages"])
         #expect(status.json?["pages"]?["done"]?.intValue == 2 && status.json?["pages"]?["failed"]?.intValue == 1)
 
+        // The dashboard's chart: pages finished per minute over the last hour, per hour over the day.
+        let throughput = try served.call("/api/throughput")
+        let perMinute = try #require(throughput.json?["per_minute"]?.arrayValue?.compactMap(\.intValue))
+        #expect(perMinute.count == 60 && perMinute.reduce(0, +) == 2, "\(throughput.body)")
+        #expect(throughput.json?["per_hour"]?.arrayValue?.compactMap(\.intValue).reduce(0, +) == 2)
+
         // Paged by cursor: one at a time, then the rest.
         let first = try served.call("/api/documents?limit=1")
         let firstDocs = try #require(first.json?["documents"]?.arrayValue)
