@@ -91,6 +91,7 @@ public final class WebServer: Sendable {
         limits.timeoutSeconds = 30
         limits.memoryPerConnection = 64 * 1024
         limits.maxBodyBytes = options.maxUploadBytes
+        limits.maxBodyBytesInFlight = options.maxUploadBytes * 2   // two whole uploads at once, then 503
         do {
             server = try HTTPServer(listeningSocket: fd, limits: limits) { request in
                 API.secured(api.answer(request))

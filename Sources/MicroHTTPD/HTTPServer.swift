@@ -83,6 +83,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var memoryPerConnection = 16 * 1024
         /// The longest request body taken (POST, PUT); a longer one gets 413 and is never held in memory.
         public var maxBodyBytes = 1 << 20
+        /// Body bytes held for all requests at once; a body that would go past it gets 503 (try again), so many
+        /// uploads at once cannot take the memory that one is allowed times the connection limit.
+        public var maxBodyBytesInFlight = 4 << 20
 
         public init() {}
     }
@@ -99,7 +102,8 @@ public final class HTTPServer: @unchecked Sendable {
     public init(listeningSocket: Int32, limits: Limits = Limits(),
                 handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError)
     {
-        let box = Unmanaged.passRetained(HandlerBox(handler, maxBodyBytes: max(0, limits.maxBodyBytes)))
+        let box = Unmanaged.passRetained(HandlerBox(handler, maxBodyBytes: max(0, limits.maxBodyBytes),
+                                                       maxInFlight: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight)))
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
         let options: [CVarArg] = [
             MHD_OPTION.LISTEN_SOCKET.rawValue, listeningSocket,
@@ -143,12 +147,37 @@ public final class HTTPServer: @unchecked Sendable {
 }
 
 /// The Swift handler, passed to libmicrohttpd as the callback's context.
-private final class HandlerBox: Sendable {
+private final class HandlerBox: @unchecked Sendable {
     let handle: @Sendable (HTTPRequest) -> HTTPResponse
     let maxBodyBytes: Int
-    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int) {
+    let maxInFlight: Int
+    // Thread-safety: `inFlight` (body bytes held by all requests) is read and written holding `mutex`; pool
+    // threads add and release at once.
+    private var mutex = pthread_mutex_t()
+    private var inFlight = 0
+
+    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxInFlight: Int) {
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
+        self.maxInFlight = maxInFlight
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// Takes `count` more bytes of the budget; false (and nothing taken) when that would pass it.
+    func reserve(_ count: Int) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        guard inFlight + count <= maxInFlight else { return false }
+        inFlight += count
+        return true
+    }
+
+    func release(_ count: Int) {
+        pthread_mutex_lock(&mutex)
+        inFlight -= count
+        pthread_mutex_unlock(&mutex)
     }
 }
 
@@ -158,6 +187,13 @@ private final class HandlerBox: Sendable {
 private final class BodyBuffer {
     var bytes: [UInt8] = []
     var tooLarge = false
+    /// Past the server's budget for all bodies at once: answered 503.
+    var overBudget = false
+    /// The budget this body holds, given back when the request ends (`completed`).
+    var reserved = 0
+    let box: HandlerBox
+    init(_ box: HandlerBox) { self.box = box }
+    deinit { box.release(reserved) }
 }
 
 /// Collects the key/value pairs of one kind (GET arguments or head fields) from libmicrohttpd.
@@ -226,7 +262,7 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
     let takesBody = methodText == "POST" || methodText == "PUT" || methodText == "PATCH"
     if takesBody {
         guard let existing = requestContext.pointee else {
-            let buffer = BodyBuffer()
+            let buffer = BodyBuffer(box)
             // A declared length past the bound is refused before a byte of the body is read.
             let declared = values(connection, MHD_ValueKind.HEADER_KIND, joinRepeated: true)["content-length"].flatMap { Int($0) }
             if let declared, declared > box.maxBodyBytes {
@@ -238,11 +274,15 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
         let buffer = Unmanaged<BodyBuffer>.fromOpaque(existing).takeUnretainedValue()
         if let uploadSize, uploadSize.pointee > 0 {
             // A chunked body past the bound is read and dropped (never held), then answered 413.
-            if !buffer.tooLarge, let uploadData {
+            if !buffer.tooLarge && !buffer.overBudget, let uploadData {
                 if buffer.bytes.count + uploadSize.pointee > box.maxBodyBytes {
                     buffer.tooLarge = true
                     buffer.bytes = []
+                } else if !box.reserve(uploadSize.pointee) {
+                    buffer.overBudget = true
+                    buffer.bytes = []
                 } else {
+                    buffer.reserved += uploadSize.pointee
                     uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
                         buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
                     }
@@ -253,6 +293,9 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
         }
         if buffer.tooLarge {
             return queue(.text(413, "the body is longer than \(box.maxBodyBytes) bytes\n"), on: connection)
+        }
+        if buffer.overBudget {
+            return queue(.text(503, "too many uploads at once; try again\n", headers: [("Retry-After", "1")]), on: connection)
         }
     }
     let body = takesBody ? requestContext.pointee.map { Unmanaged<BodyBuffer>.fromOpaque($0).takeUnretainedValue().bytes } ?? [] : []

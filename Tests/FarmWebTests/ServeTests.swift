@@ -139,9 +139,9 @@ struct ServeTests {
 
         // The dashboard's chart: pages finished per minute over the last hour, per hour over the day.
         let throughput = try served.call("/api/throughput")
-        let perMinute = try #require(throughput.json?["per_minute"]?.arrayValue?.compactMap(\.intValue))
+        let perMinute = try #require(throughput.json?["per_minute"]?.arrayValue?.compactMap { $0.intValue })
         #expect(perMinute.count == 60 && perMinute.reduce(0, +) == 2, "\(throughput.body)")
-        #expect(throughput.json?["per_hour"]?.arrayValue?.compactMap(\.intValue).reduce(0, +) == 2)
+        #expect(throughput.json?["per_hour"]?.arrayValue?.compactMap { $0.intValue }.reduce(0, +) == 2)
 
         // Paged by cursor: one at a time, then the rest.
         let first = try served.call("/api/documents?limit=1")

@@ -61,4 +61,36 @@ struct HTTPRequestTests {
         let fits = try HTTP.request(port: port, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\nConnection: close\r\n\r\n" + exact)
         #expect(fits.status == 200 && fits.body.contains("body=\(exact)\n"))
     }
+
+    @Test("bodies held at once share a budget: past it 503, and a finished body gives its share back")
+    func bodyBudget() throws {
+        let (fd, port) = try listeningSocket()
+        var limits = HTTPServer.Limits()
+        limits.maxBodyBytes = 64
+        limits.maxBodyBytesInFlight = 64
+        let server = try HTTPServer(listeningSocket: fd, limits: limits) { request in .text(200, "got \(request.body.count)\n") }
+        defer { server.stop() }
+        // A holds 40 bytes of its 60 and waits.
+        let held = try HTTP.connect(port: port)
+        defer { close(held) }
+        let head = "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 60\r\nConnection: close\r\n\r\n" + String(repeating: "a", count: 40)
+        _ = Array(head.utf8).withUnsafeBytes { send(held, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        usleep(300_000)
+        let other = try HTTP.request(port: port, "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 60\r\nConnection: close\r\n\r\n"
+                                     + String(repeating: "b", count: 60))
+        #expect(other.status == 503, "\(other.head)")
+        _ = Array(String(repeating: "a", count: 20).utf8).withUnsafeBytes { send(held, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(held, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            answer += buffer[..<count]
+        }
+        #expect(String(decoding: answer, as: UTF8.self).contains("got 60"))
+        usleep(100_000)
+        let after = try HTTP.request(port: port, "POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 60\r\nConnection: close\r\n\r\n"
+                                     + String(repeating: "c", count: 60))
+        #expect(after.status == 200 && after.body == "got 60\n", "the budget came back: \(after.head)")
+    }
 }
