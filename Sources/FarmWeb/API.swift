@@ -567,8 +567,14 @@ final class API: Sendable {
 
     // MARK: Answers
 
+    /// JSON with `<`, `>` and `&` written as \u escapes: they occur only inside strings, so the value is the
+    /// same, and no answer holds markup even if something were to render it as HTML.
     static func json(_ value: JSON, status: Int = 200) -> HTTPResponse {
-        .text(status, value.rendered + "\n", contentType: "application/json; charset=utf-8")
+        var text = value.rendered
+        if text.contains(where: { $0 == "<" || $0 == ">" || $0 == "&" }) {
+            text = text.replacing("<", with: "\\u003c").replacing(">", with: "\\u003e").replacing("&", with: "\\u0026")
+        }
+        return .text(status, text + "\n", contentType: "application/json; charset=utf-8")
     }
 
     static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {

@@ -274,6 +274,16 @@ struct ServeTests {
         #expect(tooMany.status == 413)
         #expect(try served.call("/api/submit", method: "POST", token: admin, contentType: "text/plain", body: Array("x".utf8)).status == 400)
 
+        // Markup in a name comes back as the same string, with no markup in the answer's bytes.
+        let xss = #"<img src=x onerror="alert(1)">&<script>"#
+        let marked = try served.call("/api/submit", method: "POST", token: admin, contentType: type,
+                                     body: multipart([("<script>.png", TestImages.png(marker: "xss"))], fields: [("document", xss)]))
+        #expect(marked.status == 201 && !marked.body.contains("<"), "\(marked.body)")
+        let markedID = try #require(marked.json?["documents"]?[0]?["id"]?.intValue)
+        let listed = try served.call("/api/documents?after=\(markedID - 1)&limit=1")
+        #expect(listed.json?["documents"]?[0]?["name"]?.stringValue == xss)
+        #expect(!listed.body.contains("<") && !listed.body.contains(">") && !listed.body.contains("&"), "\(listed.body)")
+
         let id = try #require(added["id"]?.intValue)
         let dry = try served.json("/api/delete", token: admin, #"{"document": \#(id), "dry_run": true}"#)
         #expect(dry.status == 200 && dry.json?["documents"]?.intValue == 1)
