@@ -53,6 +53,9 @@ let package = Package(
                                                         "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
+        // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through read-only connections.
+        .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRuntime", "MicroHTTPD", "SQLite",
+                                                "Crypto"]),
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).
@@ -62,7 +65,7 @@ let package = Package(
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmIIIF", "ZeroMQ", "Allocator",
+            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmIIIF", "FarmWeb", "ZeroMQ", "Allocator",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -94,6 +97,7 @@ let package = Package(
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "TestSupport"]),
+        .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]

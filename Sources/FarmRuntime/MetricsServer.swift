@@ -28,7 +28,7 @@ public final class MetricsServer: Sendable {
     public init(listen: String, path: String = "/metrics", timeoutMilliseconds: Int = 2000,
                 render: @escaping @Sendable () throws -> String) throws(MetricsServerError)
     {
-        let (fd, bound, port) = try Self.listen(listen)
+        let (fd, bound, port) = try Self.bindListening(listen)
         self.address = bound
         self.port = port
         var limits = HTTPServer.Limits()
@@ -63,7 +63,9 @@ public final class MetricsServer: Sendable {
 
     // MARK: Listening
 
-    private static func listen(_ text: String) throws(MetricsServerError) -> (Int32, String, Int) {
+    /// A socket bound to `text` ("HOST:PORT", "[::1]:PORT", ":PORT") and listening, the address bound and its port
+    /// (the one the system chose for port 0); the caller owns the socket. Also what `ocrfarm serve` listens with.
+    public static func bindListening(_ text: String) throws(MetricsServerError) -> (Int32, String, Int) {
         guard let colon = text.lastIndex(of: ":") else {
             throw MetricsServerError(message: "metrics address '\(text)' needs a port, e.g. 127.0.0.1:9464")
         }

@@ -1,6 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FarmCore
+import SQLite
 
 extension FarmReport {
+    /// The report with stage durations as cumulative histograms (`histograms`, over every result seen since it
+    /// was made) instead of the summary over the recent results: what a long-running server (`serve`,
+    /// `coordinator --metrics-listen`) exposes, so `rate()` works on `_sum`, `_count` and the buckets.
+    public func prometheus(histograms: StageHistograms) -> String {
+        var out = PrometheusWriter()
+        render(into: &out, histograms: histograms)
+        return out.text
+    }
+
     /// The report in the Prometheus text exposition format (version 0.0.4), for node_exporter's textfile
     /// collector and `coordinator --metrics-listen`.
     ///
@@ -8,6 +21,11 @@ extension FarmReport {
     /// hour after they were last seen, so the number of series stays bounded on a large farm.
     public var prometheus: String {
         var out = PrometheusWriter()
+        render(into: &out, histograms: nil)
+        return out.text
+    }
+
+    private func render(into out: inout PrometheusWriter, histograms: StageHistograms?) {
         out.family("ocrfarm_pages", .gauge, "Pages in the store by state.")
         for state in PageState.allCases { out.sample("ocrfarm_pages", ["state": state.rawValue], Double(pages[state])) }
         out.family("ocrfarm_documents", .gauge, "Documents in the store.")
@@ -55,13 +73,17 @@ extension FarmReport {
             }
         }
 
-        out.family("ocrfarm_stage_duration_seconds", .summary,
-                   "Time of each pipeline stage over the most recent \(sampleSize) results (not cumulative).")
-        for stage in stages {
-            out.sample("ocrfarm_stage_duration_seconds", ["stage": stage.stage, "quantile": "0.5"], stage.p50 / 1000)
-            out.sample("ocrfarm_stage_duration_seconds", ["stage": stage.stage, "quantile": "0.95"], stage.p95 / 1000)
-            out.sample("ocrfarm_stage_duration_seconds_sum", ["stage": stage.stage], stage.sum / 1000)
-            out.sample("ocrfarm_stage_duration_seconds_count", ["stage": stage.stage], Double(stage.count))
+        if let histograms {
+            histograms.render(into: &out)
+        } else {
+            out.family("ocrfarm_stage_duration_seconds", .summary,
+                       "Time of each pipeline stage over the most recent \(sampleSize) results (not cumulative).")
+            for stage in stages {
+                out.sample("ocrfarm_stage_duration_seconds", ["stage": stage.stage, "quantile": "0.5"], stage.p50 / 1000)
+                out.sample("ocrfarm_stage_duration_seconds", ["stage": stage.stage, "quantile": "0.95"], stage.p95 / 1000)
+                out.sample("ocrfarm_stage_duration_seconds_sum", ["stage": stage.stage], stage.sum / 1000)
+                out.sample("ocrfarm_stage_duration_seconds_count", ["stage": stage.stage], Double(stage.count))
+            }
         }
 
         if let storeDisk {
@@ -92,13 +114,102 @@ extension FarmReport {
                 }
             }
         }
-        return out.text
+    }
+}
+
+/// Stage durations of every result, as Prometheus histograms that only grow: the results are read in the order
+/// they were recorded (finished_at, then page id) from a high-water mark, so each scrape reads only what is new
+/// and a result is counted once. A result that goes away (its document deleted) stays counted, as a counter must.
+/// The counts live in this object: a new server starts from zero, which Prometheus reads as a counter reset.
+public final class StageHistograms: @unchecked Sendable {
+    /// Upper bounds in seconds: OCR stages run from milliseconds (decode) to a minute (a hard page).
+    public static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+    /// Results read per update at most, so a first scrape of a big store answers within its timeout; the rest
+    /// are read by the following scrapes.
+    public let rowsPerUpdate: Int
+
+    // Thread-safety: everything below is read and written holding `mutex` (scrapes run on several pool threads).
+    private var mutex = pthread_mutex_t()
+    private var order: [String] = []
+    private var buckets: [String: [Int]] = [:]
+    private var sums: [String: Double] = [:]
+    private var counts: [String: Int] = [:]
+    private var mark: (finishedAt: Double, page: Int64) = (-1e300, Int64.min)
+
+    public init(rowsPerUpdate: Int = 50_000) {
+        self.rowsPerUpdate = max(1, rowsPerUpdate)
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// Adds the results recorded since the last update (up to `rowsPerUpdate` of them).
+    public func update(from store: Store) throws {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let statement = try store.connection.cached("""
+            SELECT finished_at, page_id, timings FROM results
+            WHERE finished_at > ?1 OR (finished_at = ?1 AND page_id > ?2) ORDER BY finished_at, page_id LIMIT ?3
+            """)
+        var left = rowsPerUpdate
+        while left > 0 {
+            let batch = min(left, 10_000)
+            let rows = try statement.rows([.real(mark.finishedAt), .integer(mark.page), .integer(Int64(batch))]) {
+                ($0.double(0), $0.int64(1), $0.text(2))
+            }
+            for (finishedAt, page, timings) in rows {
+                mark = (finishedAt, page)
+                guard let fields = (try? JSON.parse(timings))?.objectValue else { continue }
+                for (stage, value) in fields {
+                    guard let milliseconds = value.doubleValue, milliseconds.isFinite, milliseconds >= 0 else { continue }
+                    add(stage, seconds: milliseconds / 1000)
+                }
+            }
+            left -= rows.count
+            if rows.count < batch { break }
+        }
+    }
+
+    private func add(_ stage: String, seconds: Double) {
+        if buckets[stage] == nil {
+            order.append(stage)
+            buckets[stage] = Array(repeating: 0, count: Self.bounds.count)
+        }
+        // Buckets are kept per bound (not cumulative) and summed when rendered.
+        if let index = Self.bounds.firstIndex(where: { seconds <= $0 }) { buckets[stage]![index] += 1 }
+        sums[stage, default: 0] += seconds
+        counts[stage, default: 0] += 1
+    }
+
+    /// The results counted so far, of `stage`.
+    public func count(_ stage: String) -> Int {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return counts[stage] ?? 0
+    }
+
+    func render(into out: inout PrometheusWriter) {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        out.family("ocrfarm_stage_duration_seconds", .histogram,
+                   "Time of each pipeline stage, over every result recorded since this server started reading.")
+        for stage in order {
+            var cumulative = 0
+            for (index, bound) in Self.bounds.enumerated() {
+                cumulative += buckets[stage]![index]
+                out.sample("ocrfarm_stage_duration_seconds_bucket", ["stage": stage, "le": PrometheusWriter.format(bound)],
+                           Double(cumulative))
+            }
+            out.sample("ocrfarm_stage_duration_seconds_bucket", ["stage": stage, "le": "+Inf"], Double(counts[stage] ?? 0))
+            out.sample("ocrfarm_stage_duration_seconds_sum", ["stage": stage], sums[stage] ?? 0)
+            out.sample("ocrfarm_stage_duration_seconds_count", ["stage": stage], Double(counts[stage] ?? 0))
+        }
     }
 }
 
 /// Writes the Prometheus text format: a HELP and TYPE line per family, then its samples, label values escaped.
 struct PrometheusWriter {
-    enum Kind: String { case gauge, counter, summary }
+    enum Kind: String { case gauge, counter, summary, histogram }
 
     private(set) var text = ""
 

@@ -167,5 +167,17 @@ enum Schema {
                 PRIMARY KEY (page_id, attempt)
             ) STRICT;
             """),
+        // API tokens (issue 21, `ocrfarm token`): only the SHA-256 of each token is kept, so a copy of the store
+        // gives no one a token; revoked tokens stay listed with the time they were revoked.
+        Migration(version: 9, name: "tokens", sql: """
+            CREATE TABLE tokens (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('read', 'admin')),
+                hash TEXT NOT NULL UNIQUE,
+                created_at REAL NOT NULL,
+                revoked_at REAL
+            ) STRICT;
+            """),
     ]
 }

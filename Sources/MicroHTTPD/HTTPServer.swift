@@ -3,17 +3,36 @@ import CMicroHTTPD
 import Glibc
 #endif
 
-/// A request as the handler sees it: the method and the path, without the query.
+/// A request as the handler sees it: the method, the path (percent-decoded by libmicrohttpd, without the query),
+/// the GET arguments, the head's fields, who sent it and, for POST and PUT, the body (at most
+/// `Limits.maxBodyBytes`; a longer one is answered 413 without calling the handler).
 public struct HTTPRequest: Sendable {
     public let method: String
     public let path: String
-    /// The query's arguments (`?q=word&page=2`), percent-decoded by libmicrohttpd; the last of a repeated name wins.
+    /// GET arguments, decoded; of a repeated name, the last.
     public let query: [String: String]
+    /// Head fields by lowercased name (a repeated field's values joined with ", ", as RFC 9110 allows).
+    public let headers: [String: String]
+    /// The peer's numeric address ("127.0.0.1", "::1"); "" when libmicrohttpd does not say.
+    public let peerAddress: String
+    public let body: [UInt8]
 
-    public init(method: String, path: String, query: [String: String] = [:]) {
+    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+                peerAddress: String = "", body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.query = query
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $0 + ", " + $1 })
+        self.peerAddress = peerAddress
+        self.body = body
+    }
+
+    /// A head field by name, any case.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// True for a peer on this machine (127.0.0.0/8, ::1, or IPv4 mapped into IPv6 loopback).
+    public var peerIsLoopback: Bool {
+        peerAddress == "::1" || peerAddress.hasPrefix("127.") || peerAddress.hasPrefix("::ffff:127.")
     }
 }
 
@@ -62,6 +81,11 @@ public final class HTTPServer: @unchecked Sendable {
         public var timeoutSeconds = 2
         /// Memory per connection for the request head and the buffers (libmicrohttpd's default is 32 KB).
         public var memoryPerConnection = 16 * 1024
+        /// The longest request body taken (POST, PUT); a longer one gets 413 and is never held in memory.
+        public var maxBodyBytes = 1 << 20
+        /// Body bytes held for all requests at once; a body that would go past it gets 503 (try again), so many
+        /// uploads at once cannot take the memory that one is allowed times the connection limit.
+        public var maxBodyBytesInFlight = 4 << 20
 
         public init() {}
     }
@@ -78,7 +102,8 @@ public final class HTTPServer: @unchecked Sendable {
     public init(listeningSocket: Int32, limits: Limits = Limits(),
                 handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError)
     {
-        let box = Unmanaged.passRetained(HandlerBox(handler))
+        let box = Unmanaged.passRetained(HandlerBox(handler, maxBodyBytes: max(0, limits.maxBodyBytes),
+                                                       maxInFlight: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight)))
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
         let options: [CVarArg] = [
             MHD_OPTION.LISTEN_SOCKET.rawValue, listeningSocket,
@@ -87,6 +112,9 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(limits.connectionsPerAddress),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(limits.timeoutSeconds),
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, limits.memoryPerConnection,
+            // Frees a request's body buffer however the request ends (answered, timed out, client gone).
+            MHD_OPTION.NOTIFY_COMPLETED.rawValue, OpaquePointer(unsafeBitCast(completed, to: UnsafeMutableRawPointer.self)),
+            OpaquePointer(box.toOpaque()),
             MHD_OPTION.END.rawValue,
         ]
         // MHD_start_daemon is variadic, which Swift cannot call; its va_list twin takes the same options.
@@ -119,35 +147,100 @@ public final class HTTPServer: @unchecked Sendable {
 }
 
 /// The Swift handler, passed to libmicrohttpd as the callback's context.
-private final class HandlerBox: Sendable {
+private final class HandlerBox: @unchecked Sendable {
     let handle: @Sendable (HTTPRequest) -> HTTPResponse
-    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handle = handle }
+    let maxBodyBytes: Int
+    let maxInFlight: Int
+    // Thread-safety: `inFlight` (body bytes held by all requests) is read and written holding `mutex`; pool
+    // threads add and release at once.
+    private var mutex = pthread_mutex_t()
+    private var inFlight = 0
+
+    init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxInFlight: Int) {
+        self.handle = handle
+        self.maxBodyBytes = maxBodyBytes
+        self.maxInFlight = maxInFlight
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// Takes `count` more bytes of the budget; false (and nothing taken) when that would pass it.
+    func reserve(_ count: Int) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        guard inFlight + count <= maxInFlight else { return false }
+        inFlight += count
+        return true
+    }
+
+    func release(_ count: Int) {
+        pthread_mutex_lock(&mutex)
+        inFlight -= count
+        pthread_mutex_unlock(&mutex)
+    }
 }
 
-/// The GET arguments of the request on `connection`, collected through libmicrohttpd's iterator (the strings are
-/// the connection's, valid during the call only, so they are copied).
-private func queryArguments(of connection: OpaquePointer) -> [String: String] {
-    final class Collected { var arguments: [String: String] = [:] }
-    let collected = Collected()
-    let box = Unmanaged.passRetained(collected)
-    defer { box.release() }
-    _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { context, _, key, value in
-        guard let context, let key else { return .YES }
-        Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue().arguments[String(cString: key)] =
-            value.map { String(cString: $0) } ?? ""
-        return .YES
-    }, box.toOpaque())
-    return collected.arguments
+/// One request's body as it arrives: libmicrohttpd calls the access handler once per piece, with the same
+/// per-request pointer, which owns this (retained there, released in `completed`). Only one pool thread serves a
+/// connection, so the pieces never arrive at once.
+private final class BodyBuffer {
+    var bytes: [UInt8] = []
+    var tooLarge = false
+    /// Past the server's budget for all bodies at once: answered 503.
+    var overBudget = false
+    /// The budget this body holds, given back when the request ends (`completed`).
+    var reserved = 0
+    let box: HandlerBox
+    init(_ box: HandlerBox) { self.box = box }
+    deinit { box.release(reserved) }
 }
 
-/// libmicrohttpd's access handler: called once the request head is parsed, then again for each piece of a body.
-/// Answering on the first call is allowed; a body the handler does not want is discarded by libmicrohttpd.
-private let answer: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
-    guard let context, let connection else { return .NO }
-    let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
-    let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "",
-                              path: url.map { String(cString: $0) } ?? "", query: queryArguments(of: connection))
-    let response = box.handle(request)
+/// Collects the key/value pairs of one kind (GET arguments or head fields) from libmicrohttpd.
+private final class Pairs {
+    var values: [String: String] = [:]
+    let joinRepeated: Bool
+    init(joinRepeated: Bool) { self.joinRepeated = joinRepeated }
+}
+
+private let collect: MHD_KeyValueIterator = { context, _, key, value in
+    guard let context, let key else { return .YES }
+    let pairs = Unmanaged<Pairs>.fromOpaque(context).takeUnretainedValue()
+    let name = String(cString: key)
+    let text = value.map { String(cString: $0) } ?? ""
+    if pairs.joinRepeated, let old = pairs.values[name.lowercased()] {
+        pairs.values[name.lowercased()] = old + ", " + text
+    } else {
+        pairs.values[pairs.joinRepeated ? name.lowercased() : name] = text
+    }
+    return .YES
+}
+
+private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, joinRepeated: Bool) -> [String: String] {
+    let pairs = Pairs(joinRepeated: joinRepeated)
+    withExtendedLifetime(pairs) {
+        _ = MHD_get_connection_values(connection, kind, collect, Unmanaged.passUnretained(pairs).toOpaque())
+    }
+    return pairs.values
+}
+
+/// The peer's numeric address, from the socket address libmicrohttpd accepted.
+private func peerAddress(_ connection: OpaquePointer) -> String {
+    guard let address = ocrfarm_mhd_client_address(connection) else { return "" }
+    let length = address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
+    var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+    guard getnameinfo(address, socklen_t(length), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return "" }
+    return host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
+
+/// Frees the request's body buffer, if it had one.
+private let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    guard let requestContext, let buffer = requestContext.pointee else { return }
+    Unmanaged<BodyBuffer>.fromOpaque(buffer).release()
+    requestContext.pointee = nil
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
     // MUST_COPY: libmicrohttpd copies the body, so the Swift array may go away when this returns.
     let made = response.body.withUnsafeBytes { body in
         MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
@@ -157,4 +250,58 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
     defer { MHD_destroy_response(made) }
     for (name, value) in response.headers { _ = MHD_add_response_header(made, name, value) }
     return MHD_queue_response(connection, UInt32(response.status), made)
+}
+
+/// libmicrohttpd's access handler: called once the request head is parsed, then again for each piece of a body,
+/// then once more with no data when the body is complete. GET and other bodiless methods are answered on the first
+/// call; POST and PUT get a body buffer on the first call and are answered on the last.
+private let answer: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, requestContext in
+    guard let context, let connection, let requestContext else { return .NO }
+    let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    let methodText = method.map { String(cString: $0) } ?? ""
+    let takesBody = methodText == "POST" || methodText == "PUT" || methodText == "PATCH"
+    if takesBody {
+        guard let existing = requestContext.pointee else {
+            let buffer = BodyBuffer(box)
+            // A declared length past the bound is refused before a byte of the body is read.
+            let declared = values(connection, MHD_ValueKind.HEADER_KIND, joinRepeated: true)["content-length"].flatMap { Int($0) }
+            if let declared, declared > box.maxBodyBytes {
+                return queue(.text(413, "the body is \(declared) bytes; at most \(box.maxBodyBytes) are taken\n"), on: connection)
+            }
+            requestContext.pointee = Unmanaged.passRetained(buffer).toOpaque()
+            return .YES
+        }
+        let buffer = Unmanaged<BodyBuffer>.fromOpaque(existing).takeUnretainedValue()
+        if let uploadSize, uploadSize.pointee > 0 {
+            // A chunked body past the bound is read and dropped (never held), then answered 413.
+            if !buffer.tooLarge && !buffer.overBudget, let uploadData {
+                if buffer.bytes.count + uploadSize.pointee > box.maxBodyBytes {
+                    buffer.tooLarge = true
+                    buffer.bytes = []
+                } else if !box.reserve(uploadSize.pointee) {
+                    buffer.overBudget = true
+                    buffer.bytes = []
+                } else {
+                    buffer.reserved += uploadSize.pointee
+                    uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
+                        buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
+                    }
+                }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if buffer.tooLarge {
+            return queue(.text(413, "the body is longer than \(box.maxBodyBytes) bytes\n"), on: connection)
+        }
+        if buffer.overBudget {
+            return queue(.text(503, "too many uploads at once; try again\n", headers: [("Retry-After", "1")]), on: connection)
+        }
+    }
+    let body = takesBody ? requestContext.pointee.map { Unmanaged<BodyBuffer>.fromOpaque($0).takeUnretainedValue().bytes } ?? [] : []
+    let request = HTTPRequest(method: methodText, path: url.map { String(cString: $0) } ?? "",
+                              query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, joinRepeated: false),
+                              headers: values(connection, MHD_ValueKind.HEADER_KIND, joinRepeated: true),
+                              peerAddress: peerAddress(connection), body: body)
+    return queue(box.handle(request), on: connection)
 }

@@ -63,6 +63,8 @@ enum Commands {
         InspectCommand.self,
         HealthCommand.self,
         BackupCommand.self,
+        ServeCommand.self,
+        TokenCommand.self,
         KeygenCommand.self,
         VersionCommand.self,
         HelpCommand.self,

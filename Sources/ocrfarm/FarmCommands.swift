@@ -5,6 +5,7 @@ import FarmPipeline
 import FarmProtocol
 import FarmRuntime
 import FarmStore
+import FarmWeb
 import FarmWorker
 import ZeroMQ
 #if canImport(Glibc)
@@ -42,7 +43,8 @@ struct CoordinatorCommand: Command {
                    "Serve `status --prometheus` over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)."),
         OptionSpec("--curve-secret", value: "FILE", "Encrypt with CURVE using this secret key from `ocrfarm keygen` (mode 0600)."),
         OptionSpec("--authorized-workers", value: "DIR", "With --curve-secret: let in only workers whose key is in DIR/*.pub."),
-    ] + LogOptions.specs
+        OptionSpec("--http", value: "ADDR", "Also serve the HTTP API of `ocrfarm serve` at ADDR, e.g. 127.0.0.1:8080 (default: off)."),
+    ] + WebServeOptions.specs + LogOptions.specs
     static let discussion = """
     The coordinator runs one poll loop: a lease is written to the store before its job leaves, results are
     committed in batches, and a worker that misses three heartbeats loses its leases at once. Pages submitted or
@@ -71,9 +73,15 @@ struct CoordinatorCommand: Command {
     let metricsListen: String?
     let curveSecret: String?
     let authorizedWorkers: String?
+    let http: String?
+    let web: WebOptions
+    let arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "coordinator takes no arguments") }
+        http = arguments.string("--http")
+        web = try WebServeOptions.options(arguments)
+        self.arguments = arguments
         metricsListen = arguments.string("--metrics-listen")
         if let address = metricsListen {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
@@ -123,15 +131,25 @@ struct CoordinatorCommand: Command {
         if let metricsListen {
             let path = storePath
             do {
+                // Stage durations as histograms that only grow, over every result since the coordinator started.
+                let histograms = StageHistograms()
                 metrics = try MetricsServer(listen: metricsListen) {
                     // Its own read-only connection per scrape, on the server's thread: never the loop's.
-                    try Store(path: path, readOnly: true).report().prometheus
+                    let reader = try Store(path: path, readOnly: true)
+                    try histograms.update(from: reader)
+                    return try reader.report().prometheus(histograms: histograms)
                 }
             } catch {
                 throw CommandFailure(.unavailable, error.message)
             }
         }
         defer { metrics?.stop() }
+        // The HTTP API and the webhook on their own threads, reading the store read-only: the loop never waits.
+        let webhook = http == nil ? nil : try WebServeOptions.webhook(arguments, storePath: storePath)
+        defer { webhook?.stop() }
+        let web = try http.map { try WebServeOptions.server(listen: $0, storePath: storePath, options: self.web, webhook: webhook) }
+        defer { web?.stop() }
+        if let web { Log.info("serving the HTTP API", ["url": "http://\(web.address)/"]) }
         let context = try Context()
         let coordinator: Coordinator
         do {

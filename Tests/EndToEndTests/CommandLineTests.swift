@@ -8,7 +8,7 @@ import Foundation
 @Suite("The command line (end to end)")
 struct CommandLineTests {
     static let commands = ["run", "submit", "coordinator", "worker", "status", "requeue", "delete", "search", "keywords", "review",
-                           "export", "ocr", "inspect", "health", "backup", "keygen", "version", "help"]
+                           "export", "ocr", "inspect", "health", "backup", "serve", "token", "keygen", "version", "help"]
 
     /// Every option of every command with the variable its help names: (command, option, variable, help text).
     static func variables() throws -> [(command: String, option: String, variable: String, help: String)] {

@@ -379,7 +379,7 @@ enum PrometheusText {
             samples += 1
             #expect(line.wholeMatch(of: sample) != nil, "not exposition format: \(line)", sourceLocation: sourceLocation)
             var family = String(line.prefix { $0 != "{" && $0 != " " })
-            for suffix in ["_sum", "_count"] where family.hasSuffix(suffix) && typed.contains(String(family.dropLast(suffix.count))) {
+            for suffix in ["_sum", "_count", "_bucket"] where family.hasSuffix(suffix) && typed.contains(String(family.dropLast(suffix.count))) {
                 family = String(family.dropLast(suffix.count))
             }
             #expect(typed.contains(family), "sample before its TYPE line: \(line)", sourceLocation: sourceLocation)

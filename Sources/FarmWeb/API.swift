@@ -1,0 +1,621 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+import FarmCore
+import FarmIngest
+import FarmStore
+import MicroHTTPD
+import SQLite
+
+/// The routes of `ocrfarm serve` (docs/api.md): JSON reads of the store, renderings, page images, search,
+/// `/metrics`, and the admin writes (submit, requeue, delete).
+///
+/// Every answer gets the security headers (`secured`). No part of a URL is ever used as a file name: images are
+/// the files the store names for a page, uploads are written under names this code makes.
+final class API: Sendable {
+    let pool: StorePool
+    let options: WebOptions
+    let webhook: Webhook?
+    let metrics: MetricsCounters
+    /// The dashboard's polled answers, made at most once a second however many browsers poll.
+    let status = OncePerSecond()
+
+    init(pool: StorePool, options: WebOptions, webhook: Webhook?) {
+        self.pool = pool
+        self.options = options
+        self.webhook = webhook
+        self.metrics = MetricsCounters()
+    }
+
+    static let renderings = ["hocr", "alto", "page", "json", "pdf", "text"]
+
+    /// The headers every answer carries: no script or style from anywhere but this server and none inline, no
+    /// content sniffing, no framing, no referrer; API answers are not cached.
+    static func secured(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers += [
+            ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("X-Frame-Options", "DENY"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Cache-Control", "no-store"),
+        ]
+        return response
+    }
+
+    // MARK: Routing
+
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
+        // libmicrohttpd has percent-decoded the path: "%2e%2e" arrives as "..". No route takes such a segment, and
+        // none maps a segment to a file, but say so plainly instead of 404.
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        if segments.contains(where: { $0 == ".." || $0 == "." || $0.contains("\0") || $0.contains("\\") }) {
+            return Self.error(400, "a path segment '..' or '.' is not allowed")
+        }
+        if segments.first == "iiif" {
+            guard let iiif = options.iiif else { return Self.error(404, "IIIF is not served by this build") }
+            if let refused = authorize(request, write: false) { return refused }
+            return iiif(request)
+        }
+        let isWrite = request.method == "POST"
+        guard request.method == "GET" || request.method == "HEAD" || isWrite else {
+            return Self.error(405, "only GET, HEAD and POST", headers: [("Allow", "GET, HEAD, POST")])
+        }
+        if let refused = authorize(request, write: isWrite) { return refused }
+        do {
+            switch (request.method, segments.first ?? "", segments.dropFirst().first) {
+            case ("POST", "api", let name?) where segments.count == 2:
+                switch name {
+                case "submit": return try submit(request)
+                case "requeue": return try requeue(request)
+                case "delete": return try delete(request)
+                default: return Self.error(404, "no such write: /api/\(name)")
+                }
+            case ("POST", _, _):
+                return Self.error(404, "writes are POST /api/submit, /api/requeue, /api/delete")
+            case (_, "metrics", nil):
+                return try metricsText()
+            case (_, "api", _):
+                return try read(Array(segments.dropFirst()), request)
+            default:
+                return Self.error(404, "not found; the API is under /api/ (docs/api.md)")
+            }
+        } catch let error as RequestError {
+            return Self.error(400, error.description)
+        } catch let error as SearchQueryError {
+            return Self.error(400, "bad query: \(error)")
+        } catch {
+            return Self.error(500, "\(error)")
+        }
+    }
+
+    private func read(_ path: [String], _ request: HTTPRequest) throws -> HTTPResponse {
+        switch path.count {
+        case 1:
+            switch path[0] {
+            case "status": return try status.get { Self.json(try pool.with { try $0.report().json }) }
+            case "throughput": return try status.get(key: "throughput") { try throughput() }
+            case "documents": return try documents(request)
+            case "search": return try search(request)
+            default: break
+            }
+        case 2, 3:
+            guard let id = Int64(path[1]), id > 0 else { return Self.error(404, "'\(path[1])' is not an id") }
+            if path[0] == "documents" && path.count == 3 && path[2] == "pages" {
+                return try pages(of: DocumentID(id), request)
+            }
+            if path[0] == "pages" && path.count == 2 { return try page(PageID(id)) }
+            if path[0] == "pages" && path[2] == "image" { return try image(PageID(id)) }
+            if path[0] == "pages" && Self.renderings.contains(path[2]) { return try rendering(path[2], of: PageID(id)) }
+        default: break
+        }
+        return Self.error(404, "no such resource: /api/\(path.joined(separator: "/"))")
+    }
+
+    // MARK: Access
+
+    /// nil when the request may go on; otherwise the refusal. Writes need an admin token (401 without one, 403
+    /// with a read token); reads need a token unless from loopback or the server is open (`--insecure-open`). A
+    /// token that is wrong or revoked is 401 even where none is needed, so a client learns its token is bad.
+    /// Only the Authorization header counts, never a cookie: a page from another site cannot make a browser
+    /// send it, which is the CSRF protection.
+    func authorize(_ request: HTTPRequest, write: Bool) -> HTTPResponse? {
+        let challenge = [("WWW-Authenticate", "Bearer realm=\"ocrfarm\"")]
+        var role: TokenRole?
+        if let header = request.header("authorization") {
+            let parts = header.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                return Self.error(401, "Authorization must be 'Bearer TOKEN'", headers: challenge)
+            }
+            let token = parts[1].trimmingSpaces
+            do {
+                role = try pool.with { try Tokens.role(of: token, in: $0) }
+            } catch {
+                return Self.error(500, "\(error)")
+            }
+            guard role != nil else { return Self.error(401, "unknown or revoked token", headers: challenge) }
+        }
+        if write {
+            guard let role else { return Self.error(401, "writes need an admin token (Authorization: Bearer …)", headers: challenge) }
+            guard role == .admin else { return Self.error(403, "this token may only read; writes need an admin token") }
+            return nil
+        }
+        if role == nil && !request.peerIsLoopback && !options.insecureOpen {
+            return Self.error(401, "reads from another machine need a token (Authorization: Bearer …)", headers: challenge)
+        }
+        return nil
+    }
+
+    // MARK: Reads
+
+    private func limit(_ request: HTTPRequest, default value: Int, max most: Int) throws -> Int {
+        guard let text = request.query["limit"] else { return value }
+        guard let limit = Int(text), limit > 0 else { throw RequestError("limit must be a positive number") }
+        return min(limit, most)
+    }
+
+    /// `/api/documents?limit=&after=`: documents in id order after the cursor, each with its pages by state and
+    /// its quality; `next` is the cursor of the following page (null at the end). Keyed by id, so any page of a
+    /// million documents costs the same.
+    private func documents(_ request: HTTPRequest) throws -> HTTPResponse {
+        let limit = try limit(request, default: 50, max: 500)
+        let after = try request.query["after"].map { text -> DocumentID in
+            guard let id = Int64(text) else { throw RequestError("after must be a document id") }
+            return DocumentID(id)
+        }
+        return Self.json(try pool.with { store in
+            try store.read {
+                let documents = try store.documents(after: after, limit: limit)
+                let counts = try store.connection.cached("SELECT state, count(*) FROM pages WHERE document_id = ? GROUP BY state")
+                let quality = try store.connection.cached(try Self.hasQuality(store) ? """
+                    SELECT avg(r.quality), count(r.quality), min(r.quality) FROM pages p JOIN results r ON r.page_id = p.id
+                    WHERE p.document_id = ?
+                    """ : "SELECT NULL, 0, NULL WHERE ? IS NOT NULL")
+                let items: [JSON] = try documents.map { document in
+                    var pages = PageCounts()
+                    for (state, count) in try counts.rows([.integer(document.id.rawValue)], { ($0.text(0), $0.int(1)) }) {
+                        if let state = PageState(rawValue: state) { pages[state] = count }
+                    }
+                    let measured = try quality.first([.integer(document.id.rawValue)]) { row in
+                        (row.optionalDouble(0), row.int(1), row.optionalDouble(2))
+                    }
+                    let finished = pages[.done] + pages[.failed]
+                    return .object([
+                        ("id", JSON(Int(document.id.rawValue))), ("name", JSON(document.name)),
+                        ("page_count", JSON(document.pageCount)),
+                        ("submitted_at", JSON(Clock.iso8601(document.submittedAt))),
+                        ("pages", pages.json),
+                        ("progress", .rounded(pages.total == 0 ? 1 : Double(finished) / Double(pages.total), places: 3)),
+                        ("quality", .object([
+                            ("measured", JSON(measured?.1 ?? 0)),
+                            ("mean", measured?.0.map { .rounded($0, places: 3) } ?? .null),
+                            ("min", measured?.2.map { .rounded($0, places: 3) } ?? .null),
+                        ])),
+                    ])
+                }
+                return .object([
+                    ("documents", .array(items)),
+                    ("next", documents.count == limit ? documents.last.map { JSON(Int($0.id.rawValue)) } ?? .null : .null),
+                ])
+            }
+        })
+    }
+
+    /// `/api/documents/{id}/pages?limit=&after=`: the document's pages after page number `after`.
+    private func pages(of document: DocumentID, _ request: HTTPRequest) throws -> HTTPResponse {
+        let limit = try limit(request, default: 100, max: 1000)
+        let after = try request.query["after"].map { text -> Int in
+            guard let number = Int(text) else { throw RequestError("after must be a page number") }
+            return number
+        } ?? 0
+        return try pool.with { store in
+            try store.read {
+                guard let record = try Self.document(document, in: store) else {
+                    return Self.error(404, "no document \(document.rawValue)")
+                }
+                let pages = try store.pages(of: document, after: after, limit: limit)
+                let result = try store.connection.cached(try Self.hasQuality(store)
+                    ? "SELECT quality, mean_confidence FROM results WHERE page_id = ?"
+                    : "SELECT NULL, mean_confidence FROM results WHERE page_id = ?")
+                let items: [JSON] = try pages.map { page in
+                    let measured = try result.first([.integer(page.id.rawValue)]) { ($0.optionalDouble(0), $0.double(1)) }
+                    return .object([
+                        ("id", JSON(Int(page.id.rawValue))), ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)),
+                        ("attempts", JSON(page.attempts)),
+                        ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
+                        ("quality", measured?.0.map { .rounded($0, places: 3) } ?? .null),
+                        ("mean_confidence", measured.map { .rounded($0.1, places: 1) } ?? .null),
+                    ])
+                }
+                return Self.json(.object([
+                    ("document", .object([("id", JSON(Int(record.id.rawValue))), ("name", JSON(record.name)),
+                                          ("page_count", JSON(record.pageCount))])),
+                    ("pages", .array(items)),
+                    ("next", pages.count == limit ? pages.last.map { JSON($0.number) } ?? .null : .null),
+                ]))
+            }
+        }
+    }
+
+    /// The quality column came with schema version 6; an older store's pages have none.
+    static func hasQuality(_ store: Store) throws -> Bool { try store.connection.userVersion >= 6 }
+
+    static func document(_ id: DocumentID, in store: Store) throws -> DocumentRecord? {
+        try store.documents(after: DocumentID(id.rawValue - 1), limit: 1).first { $0.id == id }
+    }
+
+    /// One page's row, found by id.
+    struct PageRow {
+        let id: PageID
+        let document: DocumentID
+        let number: Int
+        let state: PageState
+        let attempts: Int
+        let failureCode: String?
+        let failureMessage: String?
+    }
+
+    static func pageRecord(_ id: PageID, in store: Store) throws -> PageRow? {
+        try store.connection.cached("""
+            SELECT id, document_id, number, state, attempts, failure_code, failure_message FROM pages WHERE id = ?
+            """).first([.integer(id.rawValue)]) { row in
+            PageRow(id: PageID(row.int64(0)), document: DocumentID(row.int64(1)), number: row.int(2),
+                    state: PageState(rawValue: row.text(3)) ?? .failed, attempts: row.int(4),
+                    failureCode: row.optionalText(5), failureMessage: row.optionalText(6))
+        }
+    }
+
+    /// `/api/pages/{id}`: the page, its result (text, confidence, size, quality, the worker's structure) and its
+    /// page JSON rendering (lines and words with boxes, confidences, alternatives when stored, and the transform
+    /// from the read image back to the original), neighbours for next/previous, and links.
+    private func page(_ id: PageID) throws -> HTTPResponse {
+        try pool.with { store in
+            try store.read {
+                guard let page = try Self.pageRecord(id, in: store) else { return Self.error(404, "no page \(id.rawValue)") }
+                let document = try Self.document(page.document, in: store)
+                let source = try store.source(of: id)
+                let result = try store.connection.cached("""
+                    SELECT engine, text, mean_confidence, width, height, \(try Self.hasQuality(store) ? "quality" : "NULL"), structure,
+                           finished_at FROM results WHERE page_id = ?
+                    """).first([.integer(id.rawValue)]) { row -> JSON in
+                    .object([
+                        ("engine", JSON(row.text(0))), ("text", JSON(row.text(1))),
+                        ("mean_confidence", .rounded(row.double(2), places: 1)),
+                        ("width", JSON(row.int(3))), ("height", JSON(row.int(4))),
+                        ("quality", row.optionalDouble(5).map { .rounded($0, places: 3) } ?? .null),
+                        ("structure", (try? JSON.parse(row.blob(6))) ?? .null),
+                        ("finished_at", JSON(Clock.iso8601(row.double(7)))),
+                    ])
+                }
+                let names = try store.connection.cached("SELECT name FROM artifacts WHERE page_id = ? ORDER BY name")
+                    .rows([.integer(id.rawValue)]) { $0.text(0) }
+                let pageJSON = try store.artifact("json", of: id).flatMap { try? JSON.parse($0) }
+                let neighbour = try store.connection.cached("SELECT id FROM pages WHERE document_id = ? AND number = ?")
+                let previous = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number - 1))]) { $0.int(0) }
+                let next = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number + 1))]) { $0.int(0) }
+                let base = "/api/pages/\(id.rawValue)"
+                return Self.json(.object([
+                    ("id", JSON(Int(id.rawValue))),
+                    ("document", .object([("id", JSON(Int(page.document.rawValue))), ("name", JSON(document?.name))])),
+                    ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)), ("attempts", JSON(page.attempts)),
+                    ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
+                    ("source", source.map { .object([("path", JSON($0.path.description)), ("index", JSON($0.index)),
+                                                      ("kind", JSON($0.kind.rawValue))]) } ?? .null),
+                    ("result", result ?? .null),
+                    ("page", pageJSON ?? .null),
+                    ("previous", JSON(previous)), ("next", JSON(next)),
+                    ("links", .object([("image", JSON(base + "/image"))] + names.map { ($0, JSON(base + "/" + $0)) }
+                                      + (result == nil ? [] : [("text", JSON(base + "/text"))]))),
+                ]))
+            }
+        }
+    }
+
+    /// `/api/pages/{id}/{hocr|alto|page|json|pdf|text}`: a stored rendering, or the page text.
+    private func rendering(_ name: String, of id: PageID) throws -> HTTPResponse {
+        let found: [UInt8]? = try pool.with { store in
+            name == "text" ? try store.text(of: id).map { Array($0.utf8) } : try store.artifact(name, of: id)
+        }
+        guard let found else { return Self.error(404, "page \(id.rawValue) has no \(name) rendering (not read yet, or failed)") }
+        let type = switch name {
+        case "hocr": "application/xhtml+xml; charset=utf-8"
+        case "alto", "page": "application/xml; charset=utf-8"
+        case "json": "application/json; charset=utf-8"
+        case "pdf": "application/pdf"
+        default: "text/plain; charset=utf-8"
+        }
+        // hOCR is XHTML: shown inline it could run script a page's text smuggled in; the CSP forbids script
+        // anyway, and as an attachment it is never rendered as this site's page.
+        return HTTPResponse(status: 200, body: found, headers: [
+            ("Content-Type", type), ("Content-Disposition", "attachment; filename=\"page-\(id.rawValue).\(name == "text" ? "txt" : name == "page" ? "page.xml" : name)\""),
+        ])
+    }
+
+    /// The longest page file served (a scan is a few tens of MB at most).
+    static let maxImageBytes = 256 << 20
+
+    /// `/api/pages/{id}/image`: the page's source image as submitted (the file the store names for it, checked
+    /// against its recorded SHA-256 and size), or its stored PNG when it has one (pages of a PDF).
+    private func image(_ id: PageID) throws -> HTTPResponse {
+        let (source, png) = try pool.with { store in (try store.source(of: id), try store.artifact("png", of: id)) }
+        if let png { return HTTPResponse(status: 200, body: png, headers: [("Content-Type", "image/png")]) }
+        guard let source else { return Self.error(404, "no page \(id.rawValue)") }
+        guard source.kind == .image else {
+            return Self.error(404, "page \(id.rawValue) is page \(source.index + 1) of a \(source.kind.rawValue) file; no image is stored for it")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.read(source.path.description, limit: Self.maxImageBytes)
+        } catch {
+            return Self.error(410, "the page's source file cannot be read now: \(error)")
+        }
+        if let size = source.size, size != bytes.count { return Self.error(409, "the page's source file changed since it was submitted") }
+        if let hash = source.hash, hash != SHA256.hex(bytes) { return Self.error(409, "the page's source file changed since it was submitted") }
+        return HTTPResponse(status: 200, body: bytes, headers: [("Content-Type", Self.imageType(bytes))])
+    }
+
+    static func imageType(_ bytes: [UInt8]) -> String {
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return "image/tiff" }
+        if bytes.starts(with: Array("GIF8".utf8)) { return "image/gif" }
+        if bytes.count > 12 && bytes.starts(with: Array("RIFF".utf8)) && Array(bytes[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        if bytes.starts(with: Array("BM".utf8)) { return "image/bmp" }
+        return "application/octet-stream"
+    }
+
+    /// `/api/search?q=&limit=&document=`: the query language of `ocrfarm search`, hits ranked (bm25) with their
+    /// snippet as segments, each marked as a match or not, for the client to put in the page as text.
+    private func search(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let text = request.query["q"], !text.trimmingSpaces.isEmpty else { throw RequestError("q= is the query") }
+        let query = try SearchQuery(text)
+        let limit = try limit(request, default: 20, max: 100)
+        let scope = try request.query["document"].map { text -> [DocumentID] in
+            guard let id = Int64(text) else { throw RequestError("document must be a document id") }
+            return [DocumentID(id)]
+        }
+        return Self.json(try pool.with { store in
+            guard try store.hasSearchIndex else { throw RequestError("this store has no search index yet") }
+            let results = try store.search(query, documents: scope, limit: limit)
+            let named = scope == nil ? try store.documents(matchingName: query, limit: 10) : []
+            return .object([
+                ("query", JSON(text)),
+                ("total", JSON(results.total)),
+                ("order", JSON(results.order.rawValue)),
+                ("hits", .array(results.hits.map { hit in
+                    .object([
+                        ("page_id", JSON(Int(hit.page.rawValue))),
+                        ("document", .object([("id", JSON(Int(hit.document.rawValue))), ("name", JSON(hit.documentName))])),
+                        ("page", JSON(hit.number)),
+                        ("score", JSON(hit.score)),
+                        ("snippet", .array(Self.segments(hit.snippet).map { .object([("text", JSON($0.text)), ("match", JSON($0.match))]) })),
+                    ])
+                })),
+                ("documents", .array(named.map { .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name))]) })),
+            ])
+        })
+    }
+
+    /// `/api/throughput`: pages finished per minute over the last hour (oldest first, 60 values) and per hour over
+    /// the last day (24), for the dashboard's chart; from the results' finished_at index, so a big store costs only
+    /// its last day's results.
+    private func throughput() throws -> HTTPResponse {
+        let now = Clock.now
+        return Self.json(try pool.with { store in
+            // Counted by SQLite over the finished_at index, one range per bucket: no row reaches Swift, no sort.
+            let range = try store.connection.cached("SELECT count(*) FROM results WHERE finished_at > ? AND finished_at <= ?")
+            func buckets(_ width: Double, _ count: Int) throws -> [Int] {
+                try (0..<count).map { index in
+                    let end = now - width * Double(count - 1 - index)
+                    return try range.first([.real(end - width), .real(end)]) { $0.int(0) } ?? 0
+                }
+            }
+            let minutes = try buckets(60, 60)
+            let hours = try buckets(3600, 24)
+            return .object([
+                ("generated_at", JSON(Clock.iso8601(now))),
+                ("per_minute", .array(minutes.map { JSON($0) })),
+                ("per_hour", .array(hours.map { JSON($0) })),
+            ])
+        })
+    }
+
+    /// The snippet cut at the match marks: plain text and matches, in order.
+    static func segments(_ snippet: String) -> [(text: String, match: Bool)] {
+        var out: [(text: String, match: Bool)] = []
+        var current = ""
+        var inMatch = false
+        for character in snippet {
+            if character == SearchHit.markStart || character == SearchHit.markEnd {
+                if !current.isEmpty { out.append((current, inMatch)) }
+                current = ""
+                inMatch = character == SearchHit.markStart
+            } else {
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { out.append((current, inMatch)) }
+        return out
+    }
+
+    private func metricsText() throws -> HTTPResponse {
+        let text = try pool.with { store in try metrics.render(store) }
+        return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    // MARK: Writes
+
+    /// A writable connection for one write: opened per request, as `ocrfarm requeue` does, so the server holds
+    /// no write lock between requests.
+    private func writer() throws -> Store { try Store(path: pool.path) }
+
+    private func body(_ request: HTTPRequest) throws -> JSON {
+        guard !request.body.isEmpty else { return .object([]) }
+        guard let json = try? JSON.parse(request.body), json.objectValue != nil else {
+            throw RequestError("the body must be a JSON object")
+        }
+        return json
+    }
+
+    /// POST /api/requeue {failed, stuck, code, document, pages, dry_run}: `ocrfarm requeue`'s selection; at least
+    /// one selector. The dry run answers the count and the first pages; the requeue moves them in one
+    /// transaction, where a running coordinator finds them queued.
+    private func requeue(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try body(request)
+        var selection = RequeueSelection()
+        selection.failed = body["failed"]?.boolValue ?? false
+        selection.stuck = body["stuck"]?.boolValue ?? false
+        selection.code = body["code"]?.stringValue ?? body["reason"]?.stringValue
+        if let document = body["document"] {
+            guard let id = document.intValue else { throw RequestError("document must be a document id") }
+            selection.documents = [DocumentID(Int64(id))]
+        }
+        if let pages = body["pages"] {
+            guard let ids = pages.arrayValue?.compactMap(\.intValue), ids.count == pages.arrayValue?.count else {
+                throw RequestError("pages must be a list of page ids")
+            }
+            selection.pages = ids.map { PageID(Int64($0)) }
+        }
+        guard !selection.isEmpty else { throw RequestError("say what to requeue: failed, stuck, code, document or pages") }
+        let dryRun = body["dry_run"]?.boolValue ?? false
+        let now = Clock.now
+        let (listed, preview, liveness) = try pool.with { store in
+            let liveness = try store.liveness()
+            let (listed, preview) = try store.requeueCandidates(selection, liveness: liveness, now: now, limit: 20)
+            return (listed, preview, liveness)
+        }
+        let summary = dryRun || preview.total == 0 ? preview : try writer().requeue(selection, liveness: liveness, now: Clock.now)
+        return Self.json(.object([
+            ("dry_run", JSON(dryRun)),
+            (dryRun ? "would_requeue" : "requeued", JSON(summary.total)),
+            ("by_code", .array(summary.codes.map { .object([("code", JSON($0.code)), ("count", JSON($0.count))]) })),
+            ("examples", .array(listed.map {
+                .object([("page_id", JSON(Int($0.page.rawValue))), ("document", JSON($0.document)), ("page", JSON($0.number)),
+                         ("state", JSON($0.state.rawValue)), ("code", JSON($0.code))])
+            })),
+        ]))
+    }
+
+    /// POST /api/delete {document, dry_run}: `ocrfarm delete` of one document by id.
+    private func delete(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try body(request)
+        guard let id = body["document"]?.intValue else { throw RequestError("document (an id) is required") }
+        let dryRun = body["dry_run"]?.boolValue ?? false
+        guard try pool.with({ try Self.document(DocumentID(Int64(id)), in: $0) }) != nil else {
+            return Self.error(404, "no document \(id)")
+        }
+        let report: DeleteReport
+        do {
+            report = try writer().delete([DocumentID(Int64(id))], dryRun: dryRun)
+        } catch let refusal as DeleteRefusal {
+            return Self.error(409, "not deleted: \(refusal)")
+        }
+        if !dryRun { for file in report.splitFiles { FileSystem.remove(file.description) } }
+        return Self.json(.object([
+            ("dry_run", JSON(dryRun)), ("documents", JSON(report.documents)), ("pages", JSON(report.pages)),
+            ("results", JSON(report.results)),
+        ]))
+    }
+
+    /// POST /api/submit (multipart/form-data): each file part is written under the store's folder, in
+    /// uploads/<time>-<random>/ with a name made from its own (letters, digits, '.', '-', '_' only), then
+    /// submitted as `ocrfarm submit` would; a `document` field names the document of a single file.
+    private func submit(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let type = request.header("content-type"), let boundary = Multipart.boundary(type) else {
+            throw RequestError("an upload is multipart/form-data")
+        }
+        let parts: [Multipart.Part]
+        do {
+            parts = try Multipart.parse(request.body, boundary: boundary, maxParts: options.maxUploadFiles + 8)
+        } catch {
+            throw RequestError("\(error)")
+        }
+        let files = parts.filter { $0.filename != nil }
+        guard !files.isEmpty else { throw RequestError("no file part in the upload") }
+        guard files.count <= options.maxUploadFiles else {
+            return Self.error(413, "\(files.count) files; at most \(options.maxUploadFiles) in one upload")
+        }
+        let documentName = parts.first { $0.name == "document" && $0.filename == nil }.map { String(decoding: $0.body, as: UTF8.self) }
+        let folder = FileSystem.directoryName(pool.path) + "/uploads"
+        let batch = folder + "/" + String(Int(Clock.now)) + "-" + SHA256.hex(digest: try Tokens.randomBytes(6))
+        if !FileSystem.isDirectory(folder) { try FileSystem.makeDirectory(folder, mode: 0o750) }
+        try FileSystem.makeDirectory(batch, mode: 0o750)
+        var paths: [RawPath] = []
+        var used: Set<String> = []
+        for (index, file) in files.enumerated() {
+            var name = Multipart.safeName(file.filename ?? "")
+            if used.contains(name) { name = "\(index + 1)-" + name }
+            used.insert(name)
+            let path = batch + "/" + name
+            try FileSystem.write(file.body, to: path, mode: 0o640)
+            paths.append(RawPath(path))
+        }
+        let options = SubmitOptions(documentName: files.count == 1 ? documentName : nil)
+        let report = try Submission(store: writer(), options: options).submit(paths)
+        return Self.json(.object([
+            ("documents", .array(report.added.map {
+                .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name)), ("pages", JSON($0.pages)),
+                         ("failed_pages", JSON($0.failedPages))])
+            })),
+            ("skipped", .array(report.skipped.map { .object([("file", JSON(FileSystem.baseName($0.path.description))),
+                                                              ("existing", JSON($0.existing)), ("id", JSON(Int($0.id.rawValue)))]) })),
+            ("invalid", .array(report.invalid.map { .object([("file", JSON(FileSystem.baseName($0.path.description))),
+                                                              ("reason", JSON($0.failure.description))]) })),
+        ]), status: 201)
+    }
+
+    // MARK: Answers
+
+    /// JSON with `<`, `>` and `&` written as \u escapes: they occur only inside strings, so the value is the
+    /// same, and no answer holds markup even if something were to render it as HTML.
+    static func json(_ value: JSON, status: Int = 200) -> HTTPResponse {
+        var text = value.rendered
+        if text.contains(where: { $0 == "<" || $0 == ">" || $0 == "&" }) {
+            text = text.replacing("<", with: "\\u003c").replacing(">", with: "\\u003e").replacing("&", with: "\\u0026")
+        }
+        return .text(status, text + "\n", contentType: "application/json; charset=utf-8")
+    }
+
+    static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        var response = json(.object([("error", JSON(message))]), status: status)
+        response.headers += headers
+        return response
+    }
+}
+
+/// Answers kept for a second: the dashboard polls, and a hundred browsers must not mean a hundred store reads.
+final class OncePerSecond: @unchecked Sendable {
+    // Thread-safety: `kept` is read and written holding `mutex`; the answer is made holding it too, so callers
+    // that arrive while it is made wait for it instead of making their own.
+    private var mutex = pthread_mutex_t()
+    private var kept: [String: (at: Int64, response: HTTPResponse)] = [:]
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func get(key: String = "status", _ make: () throws -> HTTPResponse) throws -> HTTPResponse {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let now = Clock.monotonicMilliseconds
+        if let kept = kept[key], now - kept.at < 1000 { return kept.response }
+        let response = try make()
+        if response.status == 200 { kept[key] = (now, response) }
+        return response
+    }
+}
+
+/// A request the API cannot take (400).
+struct RequestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while text.first?.isWhitespace == true { text = text.dropFirst() }
+        while text.last?.isWhitespace == true { text = text.dropLast() }
+        return String(text)
+    }
+}

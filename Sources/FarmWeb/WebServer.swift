@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FarmCore
+import FarmRuntime
+import FarmStore
+import MicroHTTPD
+
+/// How `ocrfarm serve` (and `coordinator --http`) answers.
+public struct WebOptions: Sendable {
+    /// Answer reads from any address without a token (a listen beyond loopback with no token needs this).
+    public var insecureOpen = false
+    /// The longest request body (a whole multipart upload).
+    public var maxUploadBytes = 64 << 20
+    /// Files in one upload.
+    public var maxUploadFiles = 100
+    /// Pool threads.
+    public var threads = 4
+    /// Where `/iiif/` goes (the FarmIIIF module's handler); nil answers 404.
+    public var iiif: (@Sendable (HTTPRequest) -> HTTPResponse)?
+
+    public init() {}
+}
+
+/// Why the web server could not start.
+public struct WebServerError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// Read-only store connections for the pool threads: one is taken for a request and given back after, so at most
+/// one per thread is ever open, and a coordinator's writes never wait for them (WAL readers do not block writers).
+final class StorePool: @unchecked Sendable {
+    let path: String
+    private var free: [Store] = []
+    private var lock = pthread_mutex_t()
+
+    init(path: String) {
+        self.path = path
+        pthread_mutex_init(&lock, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&lock) }
+
+    func with<T>(_ body: (Store) throws -> T) throws -> T {
+        pthread_mutex_lock(&lock)
+        let taken = free.popLast()
+        pthread_mutex_unlock(&lock)
+        let store = try taken ?? Store(path: path, readOnly: true, busyTimeoutMilliseconds: 2000)
+        defer {
+            pthread_mutex_lock(&lock)
+            free.append(store)
+            pthread_mutex_unlock(&lock)
+        }
+        return try body(store)
+    }
+}
+
+/// The HTTP API, `/metrics` and (when given) IIIF on one libmicrohttpd server.
+public final class WebServer: Sendable {
+    public let address: String
+    public let port: Int
+    private let server: HTTPServer
+    let api: API
+
+    /// Listens on `listen` ("HOST:PORT", "[::1]:PORT", ":PORT") and serves the store at `storePath`.
+    /// A listen beyond loopback is refused unless a live token exists or `options.insecureOpen`.
+    public init(listen: String, storePath: String, options: WebOptions = WebOptions(),
+                webhook: Webhook? = nil) throws(WebServerError) {
+        guard FileSystem.exists(storePath) else { throw WebServerError(message: "no store at \(storePath)") }
+        let pool = StorePool(path: storePath)
+        let loopbackOnly = Self.isLoopback(listen)
+        if !loopbackOnly && !options.insecureOpen {
+            let tokens = (try? pool.with { try Tokens.anyLive(in: $0) }) ?? false
+            guard tokens else {
+                throw WebServerError(message: "serving \(listen) beyond this machine needs an API token first "
+                    + "(ocrfarm token create --store \(storePath) --role read), or --insecure-open")
+            }
+        }
+        let api = API(pool: pool, options: options, webhook: webhook)
+        let (fd, bound, port): (Int32, String, Int)
+        do {
+            (fd, bound, port) = try MetricsServer.bindListening(listen)
+        } catch {
+            throw WebServerError(message: "cannot listen on \(listen): \(error)")
+        }
+        var limits = HTTPServer.Limits()
+        limits.threads = max(1, options.threads)
+        limits.connections = 512
+        limits.connectionsPerAddress = 256
+        limits.timeoutSeconds = 30
+        limits.memoryPerConnection = 64 * 1024
+        limits.maxBodyBytes = options.maxUploadBytes
+        limits.maxBodyBytesInFlight = options.maxUploadBytes * 2   // two whole uploads at once, then 503
+        do {
+            server = try HTTPServer(listeningSocket: fd, limits: limits) { request in
+                API.secured(api.answer(request))
+            }
+        } catch {
+            close(fd)
+            throw WebServerError(message: "cannot serve on \(bound): \(error)")
+        }
+        self.address = bound
+        self.port = port
+        self.api = api
+    }
+
+    public func stop() { server.stop() }
+
+    /// "127.0.0.1:…", "127.x", "[::1]:…", "localhost:…": nothing from another machine can connect.
+    static func isLoopback(_ listen: String) -> Bool {
+        guard let colon = listen.lastIndex(of: ":") else { return false }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.hasPrefix("127.") || host == "::1" || host == "localhost"
+    }
+}
