@@ -16,8 +16,16 @@ struct PodmanDrillTests {
           .enabled(if: Capabilities.isRoot, "podman and debootstrap run as root here"))
     func drill() throws {
         let python = try #require(Run.which("python3"), "python3 runs Scripts/drill/podman")
-        // The test binary links the Swift runtime dynamically; the image needs one built with --static-swift-stdlib.
-        let result = try Run.process(python, [Fixtures.packageRoot + "/Scripts/drill/podman"])
+        // The test binary links the Swift runtime dynamically; the image takes the release binary built with
+        // --static-swift-stdlib, which Scripts/test builds before the tests (a build from inside `swift test` would
+        // wait forever for the build folder's lock).
+        let binary = Fixtures.packageRoot + "/.build/release/ocrfarm"
+        let linked = try Run.process("/usr/bin/ldd", [binary])
+        guard linked.status == 0, !linked.text.contains("libswiftCore") else {
+            Issue.record("\(binary) is missing or links the Swift runtime: run swift build -c release --static-swift-stdlib --product ocrfarm")
+            return
+        }
+        let result = try Run.process(python, [Fixtures.packageRoot + "/Scripts/drill/podman", "--binary", binary])
         let output = result.text + "\n" + result.stderr
         if let refusal = Self.value("refused", in: output) {
             Issue.record("this machine's sandbox refused to run containers: \(refusal)")
