@@ -96,6 +96,7 @@ extension Worker {
             switch message {
             case .job(let job):
                 outstandingCredit = max(0, outstandingCredit - 1)
+                lastJobAt = time.monotonicMilliseconds
                 tracker.accept(job.attempt)
                 jobs.push(SlotJob(job: job, generation: generation))
             case .bye(let bye):

@@ -37,13 +37,16 @@ public struct WorkerConfiguration: Sendable {
     /// start a fresh process. Default: the number of slots, at least 2 (a worker's memory at most doubles, or
     /// triples for one slot).
     public var maxStuckSlots: Int
+    /// Leave (as on SIGTERM, exit status 0) once no page has been in hand for this many seconds: a batch job
+    /// (a Slurm array task) ends when the queue is empty. nil: serve until stopped.
+    public var exitWhenIdleSeconds: Double?
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
                 languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, reconnectMinimumMilliseconds: Int = Wire.reconnectMinimumMilliseconds,
                 reconnectMaximumMilliseconds: Int = Wire.reconnectMaximumMilliseconds, graceSeconds: Double = 30,
                 id: WorkerID? = nil, parentPID: Int32? = nil, beforePage: (@Sendable (Job) -> Void)? = nil,
-                limits: DecodeLimits = DecodeLimits(), maxStuckSlots: Int? = nil)
+                limits: DecodeLimits = DecodeLimits(), maxStuckSlots: Int? = nil, exitWhenIdleSeconds: Double? = nil)
     {
         self.connect = connect
         self.slots = max(1, slots)
@@ -60,6 +63,7 @@ public struct WorkerConfiguration: Sendable {
         self.beforePage = beforePage
         self.limits = limits
         self.maxStuckSlots = max(1, maxStuckSlots ?? max(2, self.slots))
+        self.exitWhenIdleSeconds = exitWhenIdleSeconds
     }
 }
 
@@ -90,6 +94,8 @@ public final class Worker {
     var outstandingCredit = 0
     /// Recent throughput, pages per second, for sizing the prefetch.
     var rate = PageRate()
+    /// When the last job arrived (monotonic ms), so --exit-when-idle sees a page that came and went between polls.
+    var lastJobAt: Int64 = 0
 
     public init(configuration: WorkerConfiguration, context: Context, time: any TimeSource = SystemTime()) throws {
         self.configuration = configuration
@@ -115,6 +121,8 @@ public final class Worker {
         poller.add(outcomes)
         var dealerIndex = -1
         var attachedGeneration = -1
+        // When a page was last in hand (or the worker started), for --exit-when-idle.
+        var lastBusy = time.monotonicMilliseconds
         while Shutdown.requested == nil && !shouldStop() && parentAlive() {
             if attachedGeneration != generation, let dealer {
                 dealerIndex = poller.addOrReplace(dealer, at: dealerIndex)
@@ -125,6 +133,11 @@ public final class Worker {
             if let status = watchSlots() { return status }
             if dealerIndex >= 0 { try drainCoordinator() }
             let now = time.monotonicMilliseconds
+            if tracker.count > 0 || lastJobAt > lastBusy { lastBusy = now }
+            if let idle = configuration.exitWhenIdleSeconds, now - lastBusy >= Int64(idle * 1000) {
+                Log.info("no page in hand for the idle limit; leaving", ["idle_s": String(idle)])
+                break
+            }
             if now - lastHeard > Int64(configuration.heartbeatMilliseconds * configuration.liveness) {
                 Log.warning("coordinator silent; reconnecting", ["endpoint": configuration.connect,
                                                                  "backoff_ms": String(backoff)])

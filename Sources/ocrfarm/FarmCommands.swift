@@ -194,6 +194,7 @@ struct WorkerCommand: Command {
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
         OptionSpec("--lang", value: "LANGS", "Languages whose engines load at start (default: eng)."),
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
+        OptionSpec("--exit-when-idle", value: "SECONDS", "Leave, exit status 0, once no page has been in hand this long (default: never)."),
     ] + DecodeLimitOptions.specs + [
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds; match the coordinator's (default: 1000)."),
         OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots, at least 2)."),
@@ -205,6 +206,10 @@ struct WorkerCommand: Command {
     reconnects with a backoff from 1 s doubling to 32 s; pages in progress are finished and reported on the new
     connection. SIGTERM finishes the pages in hand within the grace period and gives the rest back.
 
+    --exit-when-idle SECONDS makes a batch worker (a Slurm array task) end on its own when the queue is empty:
+    once it has held no page for SECONDS (counted from its start, and whether or not the coordinator answers)
+    it says goodbye and exits 0. Make it longer than a coordinator restart takes.
+
     With --curve-secret and --coordinator-key the connection is encrypted; a coordinator that does not know this
     worker's public key refuses the handshake, and the worker keeps retrying without getting pages.
 
@@ -214,9 +219,9 @@ struct WorkerCommand: Command {
     worker exits with status 75 so that its supervisor (systemd, `ocrfarm run`) starts a fresh one; the
     coordinator requeues the pages it held.
 
-    Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone); 64 bad usage; 69 the engine or a
-    language cannot be loaded, or the coordinator's address is bad; 75 too many slots stuck past the page
-    timeout (start it again); 78 a bad key file.
+    Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone, or it was idle for --exit-when-idle);
+    64 bad usage; 69 the engine or a language cannot be loaded, or the coordinator's address is bad; 75 too many
+    slots stuck past the page timeout (start it again); 78 a bad key file.
     """
 
     let configuration: WorkerConfiguration
@@ -239,7 +244,8 @@ struct WorkerCommand: Command {
             beforePage: Self.testHook(crashOn: ProcessEnvironment.current["OCRFARM_TEST_CRASH_ON"],
                                       stallOn: ProcessEnvironment.current["OCRFARM_TEST_STALL_ON"]),
             limits: try DecodeLimitOptions.limits(arguments),
-            maxStuckSlots: try arguments.int("--max-stuck", range: 1...1024))
+            maxStuckSlots: try arguments.int("--max-stuck", range: 1...1024),
+            exitWhenIdleSeconds: try arguments.double("--exit-when-idle", range: 0.1...31_536_000))
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])
     }
