@@ -146,6 +146,14 @@ extension Pix {
         return try Pix.make("pixCloseGray", pixCloseGray(gray.pointer, Int32(width | 1), Int32(height | 1)))
     }
 
+    /// Grayscale erosion: each pixel becomes the darkest of its window, so dark marks grow by half the window on
+    /// each side (the dots of dot-matrix print join into strokes).
+    public func erodedGray(width: Int, height: Int) throws(LeptonicaError) -> Pix {
+        LeptonicaLibrary.prepare()
+        let gray = try grayscale()
+        return try Pix.make("pixErodeGray", pixErodeGray(gray.pointer, Int32(width | 1), Int32(height | 1)))
+    }
+
     /// A box blur of (2·`halfWidth`+1) × (2·`halfHeight`+1).
     public func blurred(halfWidth: Int, halfHeight: Int) throws(LeptonicaError) -> Pix {
         LeptonicaLibrary.prepare()
