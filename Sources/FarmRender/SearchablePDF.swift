@@ -9,6 +9,8 @@ public struct PDFImage: Sendable {
         case dct = "DCTDecode"
         case ccittFax = "CCITTFaxDecode"
         case flate = "FlateDecode"
+        /// JPEG 2000: the image carries its own color space and depth.
+        case jpx = "JPXDecode"
     }
 
     public let data: [UInt8]
@@ -49,21 +51,18 @@ public struct PDFImage: Sendable {
 public enum SearchablePDF {
     /// One page as a complete PDF document.
     /// - Parameters:
-    ///   - result: the page, with boxes in the pixels of `image`.
-    ///   - resolution: pixels per inch of `image` (sets the page size).
+    ///   - result: the page, with boxes in the recognized page's pixels.
+    ///   - image: the page image, drawn where `placement` puts it.
+    ///   - placement: the page's size, where the image goes and where the recognized page's words go on it.
     ///   - font: the glyphless TrueType font program (Tesseract's `pdf.ttf`).
     ///   - archive: for a PDF/A-2B file, its colour profile and date (nil: a plain PDF).
     ///   - compress: zlib compression for the content and map streams (nil leaves a stream uncompressed).
-    public static func document(_ result: PageResult, image: PDFImage, resolution: Int, font: [UInt8], title: String,
+    public static func document(_ result: PageResult, image: PDFImage, placement: PDFPlacement, font: [UInt8], title: String,
                                 archive: PDFAProfile? = nil, compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
     {
-        let dpi = Double(resolution > 0 ? resolution : 300)
-        let pageWidth = Double(image.width) * 72 / dpi
-        let pageHeight = Double(image.height) * 72 / dpi
-        // Boxes are in the pixels of the recognized page; the image may have been kept at another size.
-        let scale = (x: pageWidth / Double(max(result.width, 1)), y: pageHeight / Double(max(result.height, 1)))
-        let layer = textLayer(result, pageHeight: pageHeight, scale: scale)
-        let content = "q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n" + layer.content
+        let (pageWidth, pageHeight) = (placement.width, placement.height)
+        let layer = textLayer(result, placement: placement)
+        let content = "q \(placement.image.pdfMatrix) cm /Im1 Do Q\n" + layer.content
 
         var writer = PDFWriter()
         let skeleton = writer.reserveOnePage()
@@ -225,9 +224,15 @@ public enum SearchablePDF {
     /// font, whose ascent makes every glyph box exactly a line height tall, except that a column whose top is
     /// level with (or above) the top of a column before it in reading order has its glyph tops lowered by a
     /// fraction of a point, so it does not come first.
-    static func textLayer(_ result: PageResult, pageHeight: Double, scale: (x: Double, y: Double))
-        -> (content: String, ascents: [Double])
-    {
+    ///
+    /// The layer is laid out on the recognized page scaled to points (`scale` points a pixel, y up), and each word's
+    /// text matrix takes its box from there to where `placement` puts it on the PDF page: exact at the word's
+    /// baseline and left edge, and along its baseline and left side (turned, skewed, or in perspective).
+    static func textLayer(_ result: PageResult, placement: PDFPlacement) -> (content: String, ascents: [Double]) {
+        let s = placement.scale(recognizedWidth: result.width, recognizedHeight: result.height)
+        let scale = (x: s, y: s)
+        let pageHeight = Double(result.height) * s
+        let map = LayerMap(scale: s, height: Double(result.height), words: placement.words)
         let lines = result.lines.filter { $0.box.height > 0 && $0.words.contains { !$0.text.isEmpty } }
         let flows = flows(lines)
         var sizes: [Double] = []
@@ -277,7 +282,7 @@ public enum SearchablePDF {
         for (index, flow) in flows.enumerated() {
             out += "/F\(index + 1) \(number(sizes[index])) Tf\n"
             for line in flow {
-                out += textLine(line, size: sizes[index], pageHeight: pageHeight, scale: scale)
+                out += textLine(line, size: sizes[index], pageHeight: pageHeight, scale: scale, map: map)
             }
         }
         return (out + "ET\n", ascents)
@@ -309,38 +314,71 @@ public enum SearchablePDF {
 
     /// One line's words on the line's baseline, each stretched (Tz) over exactly its box, and between two words a
     /// space character stretched over the gap (none between two words of unspaced script).
-    static func textLine(_ line: Line, size: Double, pageHeight: Double, scale: (x: Double, y: Double)) -> String {
+    static func textLine(_ line: Line, size: Double, pageHeight: Double, scale: (x: Double, y: Double), map: LayerMap) -> String {
         var out = ""
         let words = line.words.filter { !$0.text.isEmpty && $0.box.width > 0 }
         let baseline = pageHeight - Double(line.box.maxY) * scale.y
         let advance = Double(glyphWidth) / 1000 * size  // one glyph at 100% horizontal scaling
+        let top = pageHeight - Double(line.box.y) * scale.y
+        var previous: (linear: String, left: Double)?
         for (index, word) in words.enumerated() {
             let units = Array(word.text.utf16)
             let width = Double(word.box.width) * scale.x
-            out += "1 0 0 1 \(number(Double(word.box.x) * scale.x)) \(number(baseline)) Tm "
-            out += "\(number(100 * width / (Double(units.count) * advance))) Tz <\(units.map(hex).joined())> Tj"
+            let left = Double(word.box.x) * scale.x
+            let matrix = map.matrix(left: left, right: left + width, baseline: baseline, top: top)
+            // Beside a word of the same matrix (a line without perspective), a move along the baseline says the same.
+            if let previous, previous.linear == matrix.linear {
+                out += "\(number(left - previous.left, places: 2)) 0 Td "
+            } else {
+                out += "\(matrix.linear) \(number(matrix.origin.x, places: 2)) \(number(matrix.origin.y, places: 2)) Tm "
+            }
+            previous = (matrix.linear, left)
+            out += "\(number(100 * width / (Double(units.count) * advance), places: 2)) Tz <\(units.map(hex).joined())> Tj"
             if index + 1 < words.count, let last = word.text.last, let first = words[index + 1].text.first,
                !(Scripts.isUnspaced(last) && Scripts.isUnspaced(first))
             {
                 let gap = max(0.01, Double(words[index + 1].box.x - word.box.maxX) * scale.x)
-                out += " \(number(max(0.001, 100 * gap / advance))) Tz <0020> Tj"
+                out += " \(number(max(0.01, 100 * gap / advance), places: 2)) Tz <0020> Tj"
             }
             out += "\n"
         }
         return out
     }
 
-    /// A number as PDF wants it: plain decimal, at most three places, never an exponent.
-    static func number(_ value: Double) -> String {
+    /// A number as PDF wants it: plain decimal, at most `places` places (three unless told), never an exponent.
+    static func number(_ value: Double, places: Int = 3) -> String {
         guard value.isFinite else { return "0" }
-        let thousandths = Int((value * 1000).rounded())
-        let sign = thousandths < 0 ? "-" : ""
-        let magnitude = abs(thousandths)
-        var fraction = String(magnitude % 1000)
-        if magnitude % 1000 == 0 { return sign + String(magnitude / 1000) }
-        while fraction.count < 3 { fraction = "0" + fraction }
+        var unit = 1
+        for _ in 0..<places { unit *= 10 }
+        let parts = Int((value * Double(unit)).rounded())
+        let sign = parts < 0 ? "-" : ""
+        let magnitude = abs(parts)
+        var fraction = String(magnitude % unit)
+        if magnitude % unit == 0 { return sign + String(magnitude / unit) }
+        while fraction.count < places { fraction = "0" + fraction }
         while fraction.hasSuffix("0") { fraction.removeLast() }
-        return sign + String(magnitude / 1000) + "." + fraction
+        return sign + String(magnitude / unit) + "." + fraction
+    }
+
+    /// The text layer's space (the recognized page at `scale` points a pixel, y up, `height` pixels tall) mapped
+    /// onto the PDF page (`words`: recognized pixels → page points).
+    struct LayerMap {
+        let scale: Double
+        let height: Double
+        let words: Homography
+
+        func page(_ u: Double, _ v: Double) -> Point { words.apply(Point(u / scale, height - v / scale)) }
+
+        /// The text matrix for a word from `left` to `right` on `baseline`, its line's top at `top` (layer space):
+        /// the affine map that takes the word's baseline and left side exactly where the page has them, as its
+        /// linear part (`a b c d`, in PDF syntax) and where the word starts on the page.
+        func matrix(left: Double, right: Double, baseline: Double, top: Double) -> (linear: String, origin: Point) {
+            let origin = page(left, baseline), end = page(right, baseline), up = page(left, top)
+            let (width, rise) = (max(right - left, 1e-6), max(top - baseline, 1e-6))
+            let values = [(end.x - origin.x) / width, (end.y - origin.y) / width, (up.x - origin.x) / rise,
+                          (up.y - origin.y) / rise]
+            return (values.map { SearchablePDF.number($0, places: 4) }.joined(separator: " "), origin)
+        }
     }
 
     static func hex(_ unit: UInt16) -> String {
@@ -414,13 +452,15 @@ struct PDFWriter {
         switch image.filter {
         case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
         case .flate where image.predictor:
-            decode = " /DecodeParms << /Predictor 14 /Colors \(image.components) /Columns \(image.width) "
+            decode = " /DecodeParms << /Predictor 15 /Colors \(image.components) /Columns \(image.width) "
                 + "/BitsPerComponent \(image.bitsPerComponent) >>"
         default: break
         }
+        // A JPEG 2000 image's color space and depth are its own (PDF 32000-1 §8.9.5; PDF/A-2 §6.2.8.3).
+        let color = image.filter == .jpx ? "" : "/ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) "
         stream(number, image.data, dictionary: """
             /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
-            /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
+            \(color)/Filter /\(image.filter.rawValue)\(decode)
             """)
     }
 
