@@ -320,19 +320,27 @@ public enum SearchablePDF {
         let baseline = pageHeight - Double(line.box.maxY) * scale.y
         let advance = Double(glyphWidth) / 1000 * size  // one glyph at 100% horizontal scaling
         let top = pageHeight - Double(line.box.y) * scale.y
-        var previous: (linear: String, left: Double)?
+        var previous: LayerMap.WordMatrix?
         for (index, word) in words.enumerated() {
             let units = Array(word.text.utf16)
             let width = Double(word.box.width) * scale.x
             let left = Double(word.box.x) * scale.x
             let matrix = map.matrix(left: left, right: left + width, baseline: baseline, top: top)
-            // Beside a word of the same matrix (a line without perspective), a move along the baseline says the same.
-            if let previous, previous.linear == matrix.linear {
-                out += "\(number(left - previous.left, places: 2)) 0 Td "
+            // After a word of the same upright matrix, a move to this word's start says the same in fewer bytes.
+            if let last = previous, let scale = matrix.uprightScale, last.linear == matrix.linear {
+                let dx = number((matrix.origin.x - last.origin.x) / scale.x, places: 2)
+                let dy = number((matrix.origin.y - last.origin.y) / scale.y, places: 2)
+                out += "\(dx) \(dy) Td "
+                // The start as the reader has it (rounded), for the next move.
+                previous = LayerMap.WordMatrix(linear: matrix.linear, origin: Point(
+                    last.origin.x + (Double(dx) ?? 0) * scale.x, last.origin.y + (Double(dy) ?? 0) * scale.y),
+                    uprightScale: scale)
             } else {
                 out += "\(matrix.linear) \(number(matrix.origin.x, places: 2)) \(number(matrix.origin.y, places: 2)) Tm "
+                previous = LayerMap.WordMatrix(linear: matrix.linear, origin: Point(
+                    Double(number(matrix.origin.x, places: 2)) ?? matrix.origin.x,
+                    Double(number(matrix.origin.y, places: 2)) ?? matrix.origin.y), uprightScale: matrix.uprightScale)
             }
-            previous = (matrix.linear, left)
             out += "\(number(100 * width / (Double(units.count) * advance), places: 2)) Tz <\(units.map(hex).joined())> Tj"
             if index + 1 < words.count, let last = word.text.last, let first = words[index + 1].text.first,
                !(Scripts.isUnspaced(last) && Scripts.isUnspaced(first))
@@ -369,15 +377,39 @@ public enum SearchablePDF {
 
         func page(_ u: Double, _ v: Double) -> Point { words.apply(Point(u / scale, height - v / scale)) }
 
-        /// The text matrix for a word from `left` to `right` on `baseline`, its line's top at `top` (layer space):
-        /// the affine map that takes the word's baseline and left side exactly where the page has them, as its
-        /// linear part (`a b c d`, in PDF syntax) and where the word starts on the page.
-        func matrix(left: Double, right: Double, baseline: Double, top: Double) -> (linear: String, origin: Point) {
-            let origin = page(left, baseline), end = page(right, baseline), up = page(left, top)
+        /// A word's text matrix: its linear part (`a b c d`, in PDF syntax), where the word starts on the page, and for
+        /// an upright one its scales.
+        struct WordMatrix {
+            let linear: String
+            let origin: Point
+            let uprightScale: (x: Double, y: Double)?
+        }
+
+        /// Text set at less than this angle to the page's axes (degrees) is set upright.
+        static let uprightAngle = 12.0
+
+        /// The text matrix for a word from `left` to `right` on `baseline`, its line's top at `top` (layer space): the
+        /// affine map that takes the word's baseline and left side where the page has them. A word set at a small
+        /// angle (a skewed scan, a photo's page in perspective) is set upright, its baseline through the middle of
+        /// the slanted one: text extractors read a line of upright words as one line (poppler takes a slanted word's
+        /// letters for several lines), and the upright box still covers the word.
+        func matrix(left: Double, right: Double, baseline: Double, top: Double) -> WordMatrix {
+            var origin = page(left, baseline)
+            let end = page(right, baseline), up = page(left, top)
             let (width, rise) = (max(right - left, 1e-6), max(top - baseline, 1e-6))
-            let values = [(end.x - origin.x) / width, (end.y - origin.y) / width, (up.x - origin.x) / rise,
+            var values = [(end.x - origin.x) / width, (end.y - origin.y) / width, (up.x - origin.x) / rise,
                           (up.y - origin.y) / rise]
-            return (values.map { SearchablePDF.number($0, places: 4) }.joined(separator: " "), origin)
+            let angle = atan2(values[1], values[0]) * 180 / .pi
+            var upright: (x: Double, y: Double)?
+            if abs(angle) < Self.uprightAngle, values[3] > 0 {
+                let along = (values[0] * values[0] + values[1] * values[1]).squareRoot()
+                let across = abs(values[0] * values[3] - values[1] * values[2]) / along
+                origin = Point(min(origin.x, up.x), (origin.y + end.y) / 2)
+                values = [along, 0, 0, across]
+                upright = (along, across)
+            }
+            return WordMatrix(linear: values.map { SearchablePDF.number($0, places: 4) }.joined(separator: " "), origin: origin,
+                              uprightScale: upright)
         }
     }
 
