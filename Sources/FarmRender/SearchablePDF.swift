@@ -75,7 +75,7 @@ public enum SearchablePDF {
             /XObject << /Im1 \(imageObject) 0 R >> \
             /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI]
             """, content: content, title: title, archive: archive, compress: compress)
-        writer.image(imageObject, image)
+        writer.image(imageObject, image, compress: compress)
         for (index, object) in fonts.enumerated() {
             let ascent = number(layer.ascents[index])
             writer.object(object.type0, """
@@ -478,8 +478,10 @@ struct PDFWriter {
         bytes += Array("\nendstream\nendobj\n".utf8)
     }
 
-    /// An image XObject, its data as given (already compressed).
-    mutating func image(_ number: Int, _ image: PDFImage) {
+    /// An image XObject, its data as given (already compressed). JPEG and JPEG 2000 data is deflated on top when
+    /// `compress` makes it smaller by a percent or more (entropy-coded data still has some slack; OCRmyPDF does the
+    /// same): the image's bytes come back as they were (`pdfimages -all`).
+    mutating func image(_ number: Int, _ image: PDFImage, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) {
         var decode = ""
         switch image.filter {
         case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
@@ -488,11 +490,17 @@ struct PDFWriter {
                 + "/BitsPerComponent \(image.bitsPerComponent) >>"
         default: break
         }
+        var data = image.data
+        var filter = "/" + image.filter.rawValue
+        if image.filter == .dct || image.filter == .jpx, let packed = compress(image.data), packed.count < image.data.count / 100 * 99 {
+            data = packed
+            filter = "[/FlateDecode /\(image.filter.rawValue)]"
+        }
         // A JPEG 2000 image's color space and depth are its own (PDF 32000-1 §8.9.5; PDF/A-2 §6.2.8.3).
         let color = image.filter == .jpx ? "" : "/ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) "
-        stream(number, image.data, dictionary: """
+        stream(number, data, dictionary: """
             /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
-            \(color)/Filter /\(image.filter.rawValue)\(decode)
+            \(color)/Filter \(filter)\(decode)
             """)
     }
 

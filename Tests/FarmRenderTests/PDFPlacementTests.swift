@@ -11,6 +11,8 @@ struct PDFPlacementTests {
         return [(p.x * 1000).rounded() / 1000, (p.y * 1000).rounded() / 1000]
     }
 
+    func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+
     @Test("a scan turned a quarter clockwise: the page is the upright size, the image turned back, words on the original's words")
     func turned() {
         // Original 480 × 640 at 200 dpi, its text running down; orient turned it into a 640 × 480 recognized page:
@@ -20,7 +22,7 @@ struct PDFPlacementTests {
                                      recognizedToReference: toOriginal, recognizedWidth: 640, recognizedHeight: 480,
                                      resolution: 200)
         #expect(placement.quarterTurns == 1)
-        #expect((placement.width, placement.height) == (230.4, 172.8))
+        #expect(rounded(placement.width) == 230.4 && rounded(placement.height) == 172.8)
         // The recognized page's top left is the top left of the upright page (PDF y up: 172.8).
         #expect(mapped(placement.words, 0, 0) == [0, 172.8])
         #expect(mapped(placement.words, 640, 480) == [230.4, 0])
@@ -34,7 +36,7 @@ struct PDFPlacementTests {
         let placement = PDFPlacement(imageWidth: 2480, imageHeight: 3508, recognizedWidth: 2480, recognizedHeight: 3508,
                                      resolution: 300)
         #expect(placement.quarterTurns == 0)
-        #expect((placement.width, placement.height) == (595.2, 841.92))
+        #expect(rounded(placement.width) == 595.2 && rounded(placement.height) == 841.92)
         #expect(mapped(placement.words, 300, 300) == [72, 769.92])
         #expect(placement.image.pdfMatrix == "595.2 0 0 841.92 0 0")
     }
