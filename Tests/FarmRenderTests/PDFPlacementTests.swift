@@ -60,3 +60,17 @@ struct PDFPlacementTests {
         #expect(abs(word.origin.y - (start.y + end.y) / 2) < 1e-9)
     }
 }
+
+@Suite("pdf_image in the page options")
+struct PDFImageOptionTests {
+    @Test("pdf_image is stored with the options: absent by default (original for scans, corrected for photos), kept when set")
+    func options() {
+        #expect(PageOptions().json["pdf_image"] == nil)
+        #expect(PageOptions(json: PageOptions().json).pdfImage == nil)
+        var options = PageOptions()
+        options.pdfImage = .corrected
+        #expect(options.json["pdf_image"]?.stringValue == "corrected")
+        #expect(PageOptions(json: options.json).pdfImage == .corrected)
+        #expect(PageOptions(json: .object([("pdf_image", "sideways")])).pdfImage == nil)
+    }
+}
