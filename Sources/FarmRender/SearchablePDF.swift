@@ -65,6 +65,7 @@ public enum SearchablePDF {
         let content = "q \(placement.image.pdfMatrix) cm /Im1 Do Q\n" + layer.content
 
         var writer = PDFWriter()
+        writer.packing = true
         let skeleton = writer.reserveOnePage()
         let imageObject = writer.reserve(), cidToGID = writer.reserve(), toUnicode = writer.reserve()
         let fontFile = writer.reserve()
@@ -98,7 +99,7 @@ public enum SearchablePDF {
         writer.stream(cidToGID, map, compress: compress)
         writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
-        return writer.finish(root: skeleton.catalog)
+        return writer.finish(root: skeleton.catalog, compress: compress)
     }
 
     /// A page that could not be read, as its image alone: no text layer, the same page size a read page has.
@@ -459,7 +460,17 @@ struct PDFWriter {
         return count
     }
 
+    /// Whether objects other than streams go into one compressed object stream, found through a cross-reference
+    /// stream (PDF 1.5; PDF/A-2 allows both): a page's dozen font dictionaries take a tenth of the bytes so.
+    var packing = false
+    /// Objects waiting for the object stream, in the order written.
+    private var packed: [(number: Int, body: String)] = []
+
     mutating func object(_ number: Int, _ body: String) {
+        if packing {
+            packed.append((number, body))
+            return
+        }
         offsets[number] = bytes.count
         bytes += Array("\(number) 0 obj\n\(body)\nendobj\n".utf8)
     }
@@ -547,7 +558,8 @@ struct PDFWriter {
 
     /// The cross-reference table and trailer (with a file /ID, from the content: PDF/A wants one); the finished
     /// document. `catalog` must have been written.
-    mutating func finish(root: Int) -> [UInt8] {
+    mutating func finish(root: Int, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) -> [UInt8] {
+        if !packed.isEmpty { return finishPacked(root: root, compress: compress) }
         let start = bytes.count
         var table = "xref\n0 \(count + 1)\n0000000000 65535 f \n"
         for number in 1...max(count, 1) {
@@ -563,6 +575,34 @@ struct PDFWriter {
 }
 
 extension PDFWriter {
+    /// The object stream of the packed objects, and a cross-reference stream (`/W [1 4 2]`: type, offset or object
+    /// stream, generation or index) with the trailer's entries, in place of the table and trailer.
+    private mutating func finishPacked(root: Int, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+        let objectStream = reserve(), xref = reserve()
+        var header = "", body = ""
+        for (number, text) in packed {
+            header += "\(number) \(body.utf8.count) "
+            body += text + "\n"
+        }
+        let index = Dictionary(uniqueKeysWithValues: packed.enumerated().map { ($0.element.number, $0.offset) })
+        stream(objectStream, Array((header + body).utf8), dictionary: "/Type /ObjStm /N \(packed.count) /First \(header.utf8.count)",
+               compress: compress)
+        offsets[xref] = bytes.count
+        var entries: [UInt8] = [0, 0, 0, 0, 0, 0xFF, 0xFF]
+        for number in 1...count {
+            let (kind, field, last): (UInt8, Int, Int) = if let slot = index[number] { (2, objectStream, slot) }
+                else { (1, offsets[number] ?? 0, 0) }
+            entries += [kind, UInt8(field >> 24 & 0xFF), UInt8(field >> 16 & 0xFF), UInt8(field >> 8 & 0xFF), UInt8(field & 0xFF),
+                        UInt8(last >> 8 & 0xFF), UInt8(last & 0xFF)]
+        }
+        let start = bytes.count
+        let id = Self.identifier(bytes)
+        stream(xref, entries, dictionary: "/Type /XRef /Size \(count + 1) /W [1 4 2] /Root \(root) 0 R /Info \(info) 0 R "
+               + "/ID [<\(id)> <\(id)>]", compress: compress)
+        bytes += Array("startxref\n\(start)\n%%EOF\n".utf8)
+        return bytes
+    }
+
     /// 16 bytes in hex that differ for different files: two FNV-1a hashes of the content (no cryptographic
     /// strength needed; the date in a PDF/A file's metadata sets two runs of one page apart).
     static func identifier(_ bytes: [UInt8]) -> String {
