@@ -22,6 +22,14 @@ public enum PDFType: String, Sendable, CaseIterable {
     case pdf
 }
 
+/// Which picture a page PDF shows under its text (`--pdf-image`); stored by raw value.
+public enum PDFImageChoice: String, Sendable, CaseIterable {
+    /// The file's own image at its own resolution, losslessly (JPEG and JPEG 2000 bytes as they are).
+    case original
+    /// The corrected page (rectified, turned upright, deskewed) at the original's resolution, in the page's look.
+    case corrected
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
@@ -53,6 +61,9 @@ public struct PageOptions: Sendable, Equatable {
     public var imageDPI: Int?
     /// What the page PDFs are (`--pdf-type`).
     public var pdfType: PDFType = .pdfa2b
+    /// The picture the page PDFs show (`--pdf-image`); nil: the original for a scan, the corrected page for a photo
+    /// (a page that was rectified), as Apple's and other phone scanners keep it.
+    public var pdfImage: PDFImageChoice?
 
     /// The resolutions `--image-dpi` takes.
     public static let imageDPIRange = 50...2400
@@ -95,6 +106,7 @@ public struct PageOptions: Sendable, Equatable {
         if !secondReading { fields.append(("second_reading", false)) }
         if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
         if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
+        if let pdfImage { fields.append(("pdf_image", JSON(pdfImage.rawValue))) }
         return .object(fields)
     }
 
@@ -115,6 +127,7 @@ public struct PageOptions: Sendable, Equatable {
         secondReading = json?["second_reading"]?.boolValue ?? true
         imageDPI = json?["image_dpi"]?.intValue.flatMap { Self.imageDPIRange.contains($0) ? $0 : nil }
         pdfType = json?["pdf_type"]?.stringValue.flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
+        pdfImage = json?["pdf_image"]?.stringValue.flatMap(PDFImageChoice.init(rawValue:))
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? OutputFormat.storable

@@ -105,9 +105,13 @@ public final class PageProcessor {
         let outputs = engine == .none ? [] : outputs
         let start = Clock.monotonicNanoseconds
         let pageNumber = source.index + 1
+        // The file, kept for the PDF page's image (its own bytes or pixels; a reference, not a copy).
+        var file: [UInt8]?
+        if outputs.contains(where: \.needsPageImage), case .image(let bytes, _) = source { file = bytes }
         var decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
         // --image-dpi stands for what the file says: the stages scale it with the page, as they do a declared one.
         if let dpi = options.imageDPI { decoded.declaredResolution = dpi }
+        let fileResolution = decoded.declaredResolution
         let decodeTime = StageTiming(stage: Decoder.stage, milliseconds: Clock.milliseconds(since: start))
         let (format, exifOrientation) = (decoded.format, decoded.exifOrientation)
         let requestedLanguages = options.languages
@@ -129,24 +133,14 @@ public final class PageProcessor {
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
         if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
-        // The picture the PDF page shows: the kept page image at the size of the one read.
-        var shown = image
-        if outputs.contains(where: \.needsPageImage), let kept = context.keptImage, kept !== image {
-            do throws(LeptonicaError) {
-                shown = kept.width == image.width && kept.height == image.height ? kept
-                    : try kept.scaled(toWidth: image.width, height: image.height)
-            } catch {
-                throw PageFailure(stage: PDFRendering.stage, code: .internalError, message: error.description)
-            }
-        }
         let recognizer = try recognizer(for: RecognizerKey(languages: options.languages,
                                                            languageCorrection: options.languageCorrection))
         var result = try recognizer.recognize(corrected, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,
             level: options.level, languageCorrection: options.languageCorrection, secondReading: options.secondReading))
-        // The PDF page is rendered from the result as read, in the corrected page's pixels (the boxes of the
-        // original image are not wanted there), and timed as a stage of its own.
+        // The PDF page is rendered from the result as read (boxes on the recognized page, mapped onto the picture
+        // shown; `pdfPicture`), and timed as a stage of its own.
         var pdf: [UInt8]?
         if outputs.contains(.pdf) {
             let renderStart = Clock.monotonicNanoseconds
@@ -159,8 +153,11 @@ public final class PageProcessor {
                 context.record("resolution", .object([("dpi", .rounded(resolution.dpi, places: 1)),
                                                       ("source", JSON(resolution.source.rawValue))]))
             }
-            pdf = try PDFRendering.page(result, image: shown, resolution: Int(resolution.dpi.rounded()), title: sourceName,
-                                     type: options.pdfType)
+            let picture = try pdfPicture(file: file, index: pageNumber - 1, exifOrientation: exifOrientation, image: image,
+                                         context: context, options: options, resolution: resolution.dpi,
+                                         originalResolution: resolution.source == .file && fileResolution > 0 ? Double(fileResolution) : nil)
+            context.record("pdf_image", .object([("image", JSON(picture.choice)), ("kept", JSON(picture.kept))]))
+            pdf = try PDFRendering.page(result, picture: picture, title: sourceName, type: options.pdfType)
             result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
         result.timings = [decodeTime] + context.timings + result.timings
@@ -177,6 +174,58 @@ public final class PageProcessor {
                                               languages: requestedLanguages, created: Clock.now,
                                               creator: Self.documentCreator)
         return RecognizedPage(result: result, renderings: renderings)
+    }
+
+    /// The picture the page's PDF shows (`PageOptions.pdfImage`; `resolution` is the recognized page's, `originalResolution`
+    /// the file's when it declares a credible one): the file's own image, or the corrected page at the
+    /// original's resolution; by default the original for a scan and the corrected page for a photo (a page that
+    /// was rectified). A page that came from a PDF, or whose file cannot be kept (the error is in the findings),
+    /// shows the processed page image as before.
+    private func pdfPicture(file: [UInt8]?, index: Int, exifOrientation: Int, image: Pix, context: PageContext,
+                            options: PageOptions, resolution: Double, originalResolution: Double?)
+        throws(PageFailure) -> PDFRendering.Picture
+    {
+        let recognized = (width: image.width, height: image.height)
+        let rectified = context.findings.contains { $0.0 == "rectify" && $0.1["applied"]?.boolValue == true }
+        let choice = options.pdfImage ?? (rectified ? .corrected : .original)
+        var problem: String?
+        if let file {
+            switch choice {
+            case .original:
+                do throws(LeptonicaError) {
+                    return try PDFRendering.original(file, index: index, exifOrientation: exifOrientation,
+                                                     original: (context.originalWidth, context.originalHeight),
+                                                     toOriginal: context.toOriginal, recognized: recognized,
+                                                     resolution: resolution, originalResolution: originalResolution,
+                                                     maxPixels: limits.maxPixels)
+                } catch {
+                    problem = error.description
+                }
+            case .corrected:
+                do {
+                    let original = try Self.decode(.image(file, index: index), limits: limits, keepColor: options.imageMode == .color)
+                    return try PDFRendering.corrected(original.image, mode: options.imageMode, toOriginal: context.toOriginal,
+                                                      recognized: recognized, resolution: resolution,
+                                                      originalResolution: originalResolution)
+                } catch {
+                    problem = "\(error)"
+                }
+            }
+        }
+        // The kept page image (the user's look) at the size of the one read, else the image read.
+        var shown = image
+        do throws(LeptonicaError) {
+            if let kept = context.keptImage, kept !== image {
+                shown = kept.width == image.width && kept.height == image.height ? kept
+                    : try kept.scaled(toWidth: image.width, height: image.height)
+            }
+            let picture = try PDFRendering.processed(shown, recognized: recognized, resolution: resolution)
+            guard let problem else { return picture }
+            return PDFRendering.Picture(image: picture.image, placement: picture.placement, choice: picture.choice,
+                                        kept: "re-encoded (the file's image could not be kept: \(problem))")
+        } catch {
+            throw PageFailure(stage: PDFRendering.stage, code: .internalError, message: error.description)
+        }
     }
 
     /// The stage name of the language, keywords and quality figure in the page's timings.

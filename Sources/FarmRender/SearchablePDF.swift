@@ -9,6 +9,8 @@ public struct PDFImage: Sendable {
         case dct = "DCTDecode"
         case ccittFax = "CCITTFaxDecode"
         case flate = "FlateDecode"
+        /// JPEG 2000: the image carries its own color space and depth.
+        case jpx = "JPXDecode"
     }
 
     public let data: [UInt8]
@@ -49,23 +51,21 @@ public struct PDFImage: Sendable {
 public enum SearchablePDF {
     /// One page as a complete PDF document.
     /// - Parameters:
-    ///   - result: the page, with boxes in the pixels of `image`.
-    ///   - resolution: pixels per inch of `image` (sets the page size).
+    ///   - result: the page, with boxes in the recognized page's pixels.
+    ///   - image: the page image, drawn where `placement` puts it.
+    ///   - placement: the page's size, where the image goes and where the recognized page's words go on it.
     ///   - font: the glyphless TrueType font program (Tesseract's `pdf.ttf`).
     ///   - archive: for a PDF/A-2B file, its colour profile and date (nil: a plain PDF).
     ///   - compress: zlib compression for the content and map streams (nil leaves a stream uncompressed).
-    public static func document(_ result: PageResult, image: PDFImage, resolution: Int, font: [UInt8], title: String,
+    public static func document(_ result: PageResult, image: PDFImage, placement: PDFPlacement, font: [UInt8], title: String,
                                 archive: PDFAProfile? = nil, compress: ([UInt8]) -> [UInt8]?) -> [UInt8]
     {
-        let dpi = Double(resolution > 0 ? resolution : 300)
-        let pageWidth = Double(image.width) * 72 / dpi
-        let pageHeight = Double(image.height) * 72 / dpi
-        // Boxes are in the pixels of the recognized page; the image may have been kept at another size.
-        let scale = (x: pageWidth / Double(max(result.width, 1)), y: pageHeight / Double(max(result.height, 1)))
-        let layer = textLayer(result, pageHeight: pageHeight, scale: scale)
-        let content = "q \(number(pageWidth)) 0 0 \(number(pageHeight)) 0 0 cm /Im1 Do Q\n" + layer.content
+        let (pageWidth, pageHeight) = (placement.width, placement.height)
+        let layer = textLayer(result, placement: placement)
+        let content = "q \(placement.image.pdfMatrix) cm /Im1 Do Q\n" + layer.content
 
         var writer = PDFWriter()
+        writer.packing = true
         let skeleton = writer.reserveOnePage()
         let imageObject = writer.reserve(), cidToGID = writer.reserve(), toUnicode = writer.reserve()
         let fontFile = writer.reserve()
@@ -76,7 +76,7 @@ public enum SearchablePDF {
             /XObject << /Im1 \(imageObject) 0 R >> \
             /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI]
             """, content: content, title: title, archive: archive, compress: compress)
-        writer.image(imageObject, image)
+        writer.image(imageObject, image, compress: compress)
         for (index, object) in fonts.enumerated() {
             let ascent = number(layer.ascents[index])
             writer.object(object.type0, """
@@ -99,7 +99,7 @@ public enum SearchablePDF {
         writer.stream(cidToGID, map, compress: compress)
         writer.stream(toUnicode, Array(toUnicodeCMap.utf8), compress: compress)
         writer.stream(fontFile, font, dictionary: "/Length1 \(font.count)")
-        return writer.finish(root: skeleton.catalog)
+        return writer.finish(root: skeleton.catalog, compress: compress)
     }
 
     /// A page that could not be read, as its image alone: no text layer, the same page size a read page has.
@@ -225,9 +225,15 @@ public enum SearchablePDF {
     /// font, whose ascent makes every glyph box exactly a line height tall, except that a column whose top is
     /// level with (or above) the top of a column before it in reading order has its glyph tops lowered by a
     /// fraction of a point, so it does not come first.
-    static func textLayer(_ result: PageResult, pageHeight: Double, scale: (x: Double, y: Double))
-        -> (content: String, ascents: [Double])
-    {
+    ///
+    /// The layer is laid out on the recognized page scaled to points (`scale` points a pixel, y up), and each word's
+    /// text matrix takes its box from there to where `placement` puts it on the PDF page: exact at the word's
+    /// baseline and left edge, and along its baseline and left side (turned, skewed, or in perspective).
+    static func textLayer(_ result: PageResult, placement: PDFPlacement) -> (content: String, ascents: [Double]) {
+        let s = placement.scale(recognizedWidth: result.width, recognizedHeight: result.height)
+        let scale = (x: s, y: s)
+        let pageHeight = Double(result.height) * s
+        let map = LayerMap(scale: s, height: Double(result.height), words: placement.words)
         let lines = result.lines.filter { $0.box.height > 0 && $0.words.contains { !$0.text.isEmpty } }
         let flows = flows(lines)
         var sizes: [Double] = []
@@ -277,7 +283,7 @@ public enum SearchablePDF {
         for (index, flow) in flows.enumerated() {
             out += "/F\(index + 1) \(number(sizes[index])) Tf\n"
             for line in flow {
-                out += textLine(line, size: sizes[index], pageHeight: pageHeight, scale: scale)
+                out += textLine(line, size: sizes[index], pageHeight: pageHeight, scale: scale, map: map)
             }
         }
         return (out + "ET\n", ascents)
@@ -309,38 +315,103 @@ public enum SearchablePDF {
 
     /// One line's words on the line's baseline, each stretched (Tz) over exactly its box, and between two words a
     /// space character stretched over the gap (none between two words of unspaced script).
-    static func textLine(_ line: Line, size: Double, pageHeight: Double, scale: (x: Double, y: Double)) -> String {
+    static func textLine(_ line: Line, size: Double, pageHeight: Double, scale: (x: Double, y: Double), map: LayerMap) -> String {
         var out = ""
         let words = line.words.filter { !$0.text.isEmpty && $0.box.width > 0 }
         let baseline = pageHeight - Double(line.box.maxY) * scale.y
         let advance = Double(glyphWidth) / 1000 * size  // one glyph at 100% horizontal scaling
+        let top = pageHeight - Double(line.box.y) * scale.y
+        var previous: LayerMap.WordMatrix?
         for (index, word) in words.enumerated() {
             let units = Array(word.text.utf16)
             let width = Double(word.box.width) * scale.x
-            out += "1 0 0 1 \(number(Double(word.box.x) * scale.x)) \(number(baseline)) Tm "
-            out += "\(number(100 * width / (Double(units.count) * advance))) Tz <\(units.map(hex).joined())> Tj"
+            let left = Double(word.box.x) * scale.x
+            let matrix = map.matrix(left: left, right: left + width, baseline: baseline, top: top)
+            // After a word of the same upright matrix, a move to this word's start says the same in fewer bytes.
+            if let last = previous, let scale = matrix.uprightScale, last.linear == matrix.linear {
+                let dx = number((matrix.origin.x - last.origin.x) / scale.x, places: 2)
+                let dy = number((matrix.origin.y - last.origin.y) / scale.y, places: 2)
+                out += "\(dx) \(dy) Td "
+                // The start as the reader has it (rounded), for the next move.
+                previous = LayerMap.WordMatrix(linear: matrix.linear, origin: Point(
+                    last.origin.x + (Double(dx) ?? 0) * scale.x, last.origin.y + (Double(dy) ?? 0) * scale.y),
+                    uprightScale: scale)
+            } else {
+                out += "\(matrix.linear) \(number(matrix.origin.x, places: 2)) \(number(matrix.origin.y, places: 2)) Tm "
+                previous = LayerMap.WordMatrix(linear: matrix.linear, origin: Point(
+                    Double(number(matrix.origin.x, places: 2)) ?? matrix.origin.x,
+                    Double(number(matrix.origin.y, places: 2)) ?? matrix.origin.y), uprightScale: matrix.uprightScale)
+            }
+            out += "\(number(100 * width / (Double(units.count) * advance), places: 2)) Tz <\(units.map(hex).joined())> Tj"
             if index + 1 < words.count, let last = word.text.last, let first = words[index + 1].text.first,
                !(Scripts.isUnspaced(last) && Scripts.isUnspaced(first))
             {
                 let gap = max(0.01, Double(words[index + 1].box.x - word.box.maxX) * scale.x)
-                out += " \(number(max(0.001, 100 * gap / advance))) Tz <0020> Tj"
+                out += " \(number(max(0.01, 100 * gap / advance), places: 2)) Tz <0020> Tj"
             }
             out += "\n"
         }
         return out
     }
 
-    /// A number as PDF wants it: plain decimal, at most three places, never an exponent.
-    static func number(_ value: Double) -> String {
+    /// A number as PDF wants it: plain decimal, at most `places` places (three unless told), never an exponent.
+    static func number(_ value: Double, places: Int = 3) -> String {
         guard value.isFinite else { return "0" }
-        let thousandths = Int((value * 1000).rounded())
-        let sign = thousandths < 0 ? "-" : ""
-        let magnitude = abs(thousandths)
-        var fraction = String(magnitude % 1000)
-        if magnitude % 1000 == 0 { return sign + String(magnitude / 1000) }
-        while fraction.count < 3 { fraction = "0" + fraction }
+        var unit = 1
+        for _ in 0..<places { unit *= 10 }
+        let parts = Int((value * Double(unit)).rounded())
+        let sign = parts < 0 ? "-" : ""
+        let magnitude = abs(parts)
+        var fraction = String(magnitude % unit)
+        if magnitude % unit == 0 { return sign + String(magnitude / unit) }
+        while fraction.count < places { fraction = "0" + fraction }
         while fraction.hasSuffix("0") { fraction.removeLast() }
-        return sign + String(magnitude / 1000) + "." + fraction
+        return sign + String(magnitude / unit) + "." + fraction
+    }
+
+    /// The text layer's space (the recognized page at `scale` points a pixel, y up, `height` pixels tall) mapped
+    /// onto the PDF page (`words`: recognized pixels → page points).
+    struct LayerMap {
+        let scale: Double
+        let height: Double
+        let words: Homography
+
+        func page(_ u: Double, _ v: Double) -> Point { words.apply(Point(u / scale, height - v / scale)) }
+
+        /// A word's text matrix: its linear part (`a b c d`, in PDF syntax), where the word starts on the page, and for
+        /// an upright one its scales.
+        struct WordMatrix {
+            let linear: String
+            let origin: Point
+            let uprightScale: (x: Double, y: Double)?
+        }
+
+        /// Text set at less than this angle to the page's axes (degrees) is set upright.
+        static let uprightAngle = 12.0
+
+        /// The text matrix for a word from `left` to `right` on `baseline`, its line's top at `top` (layer space): the
+        /// affine map that takes the word's baseline and left side where the page has them. A word set at a small
+        /// angle (a skewed scan, a photo's page in perspective) is set upright, its baseline through the middle of
+        /// the slanted one: text extractors read a line of upright words as one line (poppler takes a slanted word's
+        /// letters for several lines), and the upright box still covers the word.
+        func matrix(left: Double, right: Double, baseline: Double, top: Double) -> WordMatrix {
+            var origin = page(left, baseline)
+            let end = page(right, baseline), up = page(left, top)
+            let (width, rise) = (max(right - left, 1e-6), max(top - baseline, 1e-6))
+            var values = [(end.x - origin.x) / width, (end.y - origin.y) / width, (up.x - origin.x) / rise,
+                          (up.y - origin.y) / rise]
+            let angle = atan2(values[1], values[0]) * 180 / .pi
+            var upright: (x: Double, y: Double)?
+            if abs(angle) < Self.uprightAngle, values[3] > 0 {
+                let along = (values[0] * values[0] + values[1] * values[1]).squareRoot()
+                let across = abs(values[0] * values[3] - values[1] * values[2]) / along
+                origin = Point(min(origin.x, up.x), (origin.y + end.y) / 2)
+                values = [along, 0, 0, across]
+                upright = (along, across)
+            }
+            return WordMatrix(linear: values.map { SearchablePDF.number($0, places: 4) }.joined(separator: " "), origin: origin,
+                              uprightScale: upright)
+        }
     }
 
     static func hex(_ unit: UInt16) -> String {
@@ -389,7 +460,17 @@ struct PDFWriter {
         return count
     }
 
+    /// Whether objects other than streams go into one compressed object stream, found through a cross-reference
+    /// stream (PDF 1.5; PDF/A-2 allows both): a page's dozen font dictionaries take a tenth of the bytes so.
+    var packing = false
+    /// Objects waiting for the object stream, in the order written.
+    private var packed: [(number: Int, body: String)] = []
+
     mutating func object(_ number: Int, _ body: String) {
+        if packing {
+            packed.append((number, body))
+            return
+        }
         offsets[number] = bytes.count
         bytes += Array("\(number) 0 obj\n\(body)\nendobj\n".utf8)
     }
@@ -408,19 +489,29 @@ struct PDFWriter {
         bytes += Array("\nendstream\nendobj\n".utf8)
     }
 
-    /// An image XObject, its data as given (already compressed).
-    mutating func image(_ number: Int, _ image: PDFImage) {
+    /// An image XObject, its data as given (already compressed). JPEG and JPEG 2000 data is deflated on top when
+    /// `compress` makes it smaller by a percent or more (entropy-coded data still has some slack; OCRmyPDF does the
+    /// same): the image's bytes come back as they were (`pdfimages -all`).
+    mutating func image(_ number: Int, _ image: PDFImage, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) {
         var decode = ""
         switch image.filter {
         case .ccittFax: decode = " /DecodeParms << /K -1 /Columns \(image.width) /Rows \(image.height) >>"
         case .flate where image.predictor:
-            decode = " /DecodeParms << /Predictor 14 /Colors \(image.components) /Columns \(image.width) "
+            decode = " /DecodeParms << /Predictor 15 /Colors \(image.components) /Columns \(image.width) "
                 + "/BitsPerComponent \(image.bitsPerComponent) >>"
         default: break
         }
-        stream(number, image.data, dictionary: """
+        var data = image.data
+        var filter = "/" + image.filter.rawValue
+        if image.filter == .dct || image.filter == .jpx, let packed = compress(image.data), packed.count < image.data.count / 100 * 99 {
+            data = packed
+            filter = "[/FlateDecode /\(image.filter.rawValue)]"
+        }
+        // A JPEG 2000 image's color space and depth are its own (PDF 32000-1 §8.9.5; PDF/A-2 §6.2.8.3).
+        let color = image.filter == .jpx ? "" : "/ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) "
+        stream(number, data, dictionary: """
             /Type /XObject /Subtype /Image /Width \(image.width) /Height \(image.height) \
-            /ColorSpace \(image.colorSpace) /BitsPerComponent \(image.bitsPerComponent) /Filter /\(image.filter.rawValue)\(decode)
+            \(color)/Filter \(filter)\(decode)
             """)
     }
 
@@ -467,7 +558,8 @@ struct PDFWriter {
 
     /// The cross-reference table and trailer (with a file /ID, from the content: PDF/A wants one); the finished
     /// document. `catalog` must have been written.
-    mutating func finish(root: Int) -> [UInt8] {
+    mutating func finish(root: Int, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) -> [UInt8] {
+        if !packed.isEmpty { return finishPacked(root: root, compress: compress) }
         let start = bytes.count
         var table = "xref\n0 \(count + 1)\n0000000000 65535 f \n"
         for number in 1...max(count, 1) {
@@ -483,6 +575,34 @@ struct PDFWriter {
 }
 
 extension PDFWriter {
+    /// The object stream of the packed objects, and a cross-reference stream (`/W [1 4 2]`: type, offset or object
+    /// stream, generation or index) with the trailer's entries, in place of the table and trailer.
+    private mutating func finishPacked(root: Int, compress: ([UInt8]) -> [UInt8]?) -> [UInt8] {
+        let objectStream = reserve(), xref = reserve()
+        var header = "", body = ""
+        for (number, text) in packed {
+            header += "\(number) \(body.utf8.count) "
+            body += text + "\n"
+        }
+        let index = Dictionary(uniqueKeysWithValues: packed.enumerated().map { ($0.element.number, $0.offset) })
+        stream(objectStream, Array((header + body).utf8), dictionary: "/Type /ObjStm /N \(packed.count) /First \(header.utf8.count)",
+               compress: compress)
+        offsets[xref] = bytes.count
+        var entries: [UInt8] = [0, 0, 0, 0, 0, 0xFF, 0xFF]
+        for number in 1...count {
+            let (kind, field, last): (UInt8, Int, Int) = if let slot = index[number] { (2, objectStream, slot) }
+                else { (1, offsets[number] ?? 0, 0) }
+            entries += [kind, UInt8(field >> 24 & 0xFF), UInt8(field >> 16 & 0xFF), UInt8(field >> 8 & 0xFF), UInt8(field & 0xFF),
+                        UInt8(last >> 8 & 0xFF), UInt8(last & 0xFF)]
+        }
+        let start = bytes.count
+        let id = Self.identifier(bytes)
+        stream(xref, entries, dictionary: "/Type /XRef /Size \(count + 1) /W [1 4 2] /Root \(root) 0 R /Info \(info) 0 R "
+               + "/ID [<\(id)> <\(id)>]", compress: compress)
+        bytes += Array("startxref\n\(start)\n%%EOF\n".utf8)
+        return bytes
+    }
+
     /// 16 bytes in hex that differ for different files: two FNV-1a hashes of the content (no cryptographic
     /// strength needed; the date in a PDF/A file's metadata sets two runs of one page apart).
     static func identifier(_ bytes: [UInt8]) -> String {
