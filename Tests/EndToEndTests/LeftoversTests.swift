@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmStore
 import TestSupport
 import Foundation
 #if canImport(Glibc)
@@ -57,5 +58,43 @@ struct LeftoversEndToEndTests {
         #expect(try FileSystem.read(passwd) == passwdBefore)
         #expect(try FileSystem.status(passwd).modified == passwdModified)
         for suffix in ["-wal", "-shm", "-journal"] { #expect(!FileSystem.exists(passwd + suffix), "\(suffix)") }
+    }
+
+    @Test("status counts a page being reread as done, with a separate rereading figure (text and JSON)")
+    func rereadingInStatus() throws {
+        let folder = TemporaryDirectory("left-reread")
+        let pages = try TestImages.tinyPages(3, in: folder)
+        let store = folder.file("farm.db")
+        let environment: [String: String?] = ["OMP_THREAD_LIMIT": "1"]
+        let first = try Run.ocrfarm(["run", "--store", store, "--workers", "1", "--outputs", "none", pages], environment: environment)
+        try #require(first.status == 0, "\(first.stderr)")
+        let reread = try Run.ocrfarm(["reread", "--store", store, "--document", "tiny-1.png", "--level", "accurate"])
+        try #require(reread.status == 0, "\(reread.text)\(reread.stderr)")
+        try #require(try Store(path: store, readOnly: true).pages().filter { $0.state == .queued }.count == 1)
+
+        let json = try Run.ocrfarm(["status", "--json", "--store", store])
+        #expect(json.status == 0, "\(json.stderr)")
+        let report = try JSON.parse(Array(json.text.utf8))
+        let counts = report["pages"]
+        #expect(counts?["total"]?.intValue == 3 && counts?["done"]?.intValue == 3, "\(json.text)")
+        #expect(counts?["queued"]?.intValue == 0 && counts?["rereading"]?.intValue == 1, "\(json.text)")
+        let listed = report["by_document"]?.arrayValue ?? []
+        #expect(listed.count == 1 && listed.first?["name"]?.stringValue == "tiny-1.png", "\(json.text)")
+        #expect(listed.first?["pages"]?["done"]?.intValue == 1 && listed.first?["pages"]?["rereading"]?.intValue == 1, "\(json.text)")
+
+        let one = try Run.ocrfarm(["status", "--json", "--store", store, "--document", "tiny-1.png"])
+        let scoped = try JSON.parse(Array(one.text.utf8))["pages"]
+        #expect(scoped?["done"]?.intValue == 1 && scoped?["queued"]?.intValue == 0 && scoped?["rereading"]?.intValue == 1, "\(one.text)")
+
+        let text = try Run.ocrfarm(["status", "--store", store])
+        #expect(text.text.contains("queued 0   leased 0   done 3   failed 0   rereading 1"), "\(text.text)")
+        let metrics = try Run.ocrfarm(["status", "--prometheus", "--store", store])
+        #expect(metrics.text.contains(#"ocrfarm_pages{state="queued"} 0"#) && metrics.text.contains("ocrfarm_pages_rereading 1"), "\(metrics.text)")
+
+        // Once the new reading lands, nothing is being reread.
+        let second = try Run.ocrfarm(["run", "--store", store, "--workers", "1"], environment: environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let after = try JSON.parse(Array(try Run.ocrfarm(["status", "--json", "--store", store]).text.utf8))["pages"]
+        #expect(after?["done"]?.intValue == 3 && after?["rereading"]?.intValue == 0, "\(String(describing: after))")
     }
 }
