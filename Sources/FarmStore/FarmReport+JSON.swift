@@ -1,9 +1,10 @@
 import FarmCore
 
 extension PageCounts {
-    /// {total, queued, leased, done, failed}
+    /// {total, queued, leased, done, failed, rereading}
     public var json: JSON {
-        .object([("total", JSON(total))] + PageState.allCases.map { ($0.rawValue, JSON(self[$0])) })
+        .object([("total", JSON(total))] + PageState.allCases.map { ($0.rawValue, JSON(self[$0])) }
+                + [("rereading", JSON(rereading))])
     }
 }
 

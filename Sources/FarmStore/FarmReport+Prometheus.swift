@@ -28,6 +28,8 @@ extension FarmReport {
     private func render(into out: inout PrometheusWriter, histograms: StageHistograms?) {
         out.family("ocrfarm_pages", .gauge, "Pages in the store by state.")
         for state in PageState.allCases { out.sample("ocrfarm_pages", ["state": state.rawValue], Double(pages[state])) }
+        out.family("ocrfarm_pages_rereading", .gauge, "Done pages being read again by ocrfarm reread (counted as done).")
+        out.sample("ocrfarm_pages_rereading", [:], Double(pages.rereading))
         out.family("ocrfarm_documents", .gauge, "Documents in the store.")
         out.sample("ocrfarm_documents", [:], Double(documents))
 

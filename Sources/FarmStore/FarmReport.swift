@@ -6,12 +6,15 @@ public struct PageCounts: Sendable, Equatable {
     public var leased = 0
     public var done = 0
     public var failed = 0
+    /// Done pages queued or leased again by `ocrfarm reread`: counted in `done` (their current result stands until
+    /// the new one lands), not in `queued` or `leased`.
+    public var rereading = 0
 
     public init() {}
 
     public var total: Int { queued + leased + done + failed }
-    /// Pages still to be read: queued (waiting or due) and leased.
-    public var remaining: Int { queued + leased }
+    /// Pages still to be read: queued (waiting or due), leased, and done pages being read again.
+    public var remaining: Int { queued + leased + rereading }
 
     public subscript(state: PageState) -> Int {
         get {
@@ -35,6 +38,7 @@ public struct PageCounts: Sendable, Equatable {
     public static func + (a: PageCounts, b: PageCounts) -> PageCounts {
         var sum = PageCounts()
         for state in PageState.allCases { sum[state] = a[state] + b[state] }
+        sum.rereading = a.rereading + b.rereading
         return sum
     }
 }

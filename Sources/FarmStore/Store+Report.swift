@@ -41,6 +41,7 @@ extension Store {
                 {
                     if let state = PageState(rawValue: state) { pages[state] = count }
                 }
+                try moveRereadingToDone(&pages, document: nil)
                 pages.done = max(0, total - pages.total)
                 documents = try connection.cached("SELECT count(*) FROM documents").first { $0.int(0) } ?? 0
                 (progress, truncated) = try unfinishedDocuments(limit: documentLimit)
@@ -88,8 +89,31 @@ extension Store {
         {
             if let state = PageState(rawValue: state) { counts[state] = count }
         }
+        try moveRereadingToDone(&counts, document: document.id)
         counts.done = max(0, document.pageCount - counts.total)
         return counts
+    }
+
+    /// Takes the pages being reread (queued or leased with a current result: `reread` keeps it until the new
+    /// one lands) out of `queued` and `leased` into `rereading`; the caller's `done` (total minus the others)
+    /// then counts them. Probes `results` by key for each queued or leased page only.
+    private func moveRereadingToDone(_ counts: inout PageCounts, document: DocumentID?) throws {
+        let sql = """
+            SELECT p.state, count(*) FROM pages p
+            WHERE p.state IN ('queued', 'leased') AND EXISTS (SELECT 1 FROM results r WHERE r.page_id = p.id)
+            """
+        let rows: [(String, Int)]
+        if let document {
+            rows = try connection.cached(sql + " AND p.document_id = ? GROUP BY p.state")
+                .rows([.integer(document.rawValue)]) { ($0.text(0), $0.int(1)) }
+        } else {
+            rows = try connection.cached(sql + " GROUP BY p.state").rows([]) { ($0.text(0), $0.int(1)) }
+        }
+        for (state, count) in rows {
+            guard let state = PageState(rawValue: state) else { continue }
+            counts[state] = max(0, counts[state] - count)
+            counts.rereading += count
+        }
     }
 
     /// Documents with pages not done: first those with pages queued or leased, then those with only failures,
@@ -97,8 +121,10 @@ extension Store {
     /// documents with work are found: with an index on (document_id, state) it reads the index alone.
     private func unfinishedDocuments(limit: Int) throws -> ([FarmReport.DocumentProgress], Bool) {
         let statement = try connection.cached("""
-            SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'failed')
-            FROM pages WHERE state != 'done' GROUP BY document_id ORDER BY document_id
+            SELECT document_id, sum(state = 'queued' AND r.page_id IS NULL), sum(state = 'leased' AND r.page_id IS NULL),
+                   sum(state = 'failed'), sum(state IN ('queued', 'leased') AND r.page_id IS NOT NULL)
+            FROM pages LEFT JOIN results r ON r.page_id = pages.id
+            WHERE state != 'done' GROUP BY document_id ORDER BY document_id
             """)
         var active: [(DocumentID, PageCounts)] = []
         var failedOnly: [(DocumentID, PageCounts)] = []
@@ -106,6 +132,7 @@ extension Store {
         while active.count <= limit, try statement.step() {
             var counts = PageCounts()
             (counts.queued, counts.leased, counts.failed) = (statement.int(1), statement.int(2), statement.int(3))
+            counts.rereading = statement.int(4)
             if counts.remaining > 0 {
                 active.append((DocumentID(statement.int64(0)), counts))
             } else if failedOnly.count <= limit {

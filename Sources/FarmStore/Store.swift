@@ -1,5 +1,8 @@
 import FarmCore
 import SQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A store error for people: what went wrong, with the store's path.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
@@ -37,6 +40,11 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         if error.isDiskFull {
             let space = Store.diskSpace(of: path).map { " (\($0.description))" } ?? ""
             self.init("store \(path): the disk is full\(space); free space and try again (\(error.message))", kind: .diskFull)
+        } else if error.code.primary == .notADatabase && !Store.hasSQLiteHeader(path) {
+            // SQLite says NOTADB both for a database whose header it cannot use and for any other file; without the
+            // header the file never was a store (a text file, /etc/passwd), and "restore a backup" would mislead.
+            self.init("\(path) is not an ocrfarm store: it is not a SQLite database (\(error.message)); give another "
+                      + "--store (if it was a store, its header is gone: " + Store.damagedAdvice + ")", kind: .notAStore)
         } else if error.code.primary == .corrupt || error.code.primary == .notADatabase {
             self.init("store \(path) is damaged (\(error.message)); " + Store.damagedAdvice, kind: .damaged)
         } else {
@@ -54,6 +62,24 @@ public final class Store {
     public let path: String
     /// The store file as opened (for `fileGone`): nil for a read-only store.
     public private(set) var openedIdentity: FileSystem.Identity?
+
+    /// Whether the file at `path` starts with the 16 bytes every SQLite database starts with ("SQLite format 3",
+    /// NUL). A file that cannot be read counts as having them, so the error keeps SQLite's own reading.
+    static func hasSQLiteHeader(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 16)
+        var count = 0
+        while count < head.count {
+            let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return true }
+            if n == 0 { break }
+            count += n
+        }
+        return head == Array("SQLite format 3".utf8) + [0]
+    }
 
     /// The space left on the file system that holds the store at `path` (and its -wal and -shm files).
     public static func diskSpace(of path: String) -> DiskSpace? { DiskSpace.of(FileSystem.directoryName(path)) }

@@ -45,7 +45,17 @@ extension Worker {
     func reconnect() {
         dealer?.close()
         dealer = nil
-        time.sleep(milliseconds: backoff)
+        // The backoff grows to 32 s; slept in one piece it would hold SIGTERM/SIGINT that long (Clock.sleep resumes
+        // after EINTR), so it is slept in short steps that look at the shutdown flag.
+        var remaining = backoff
+        while remaining > 0 && Shutdown.requested == nil && parentAlive() {
+            let step = min(remaining, 50)
+            time.sleep(milliseconds: step)
+            remaining -= step
+        }
+        // Stopping with no page in hand: no new connection is wanted. Its BYE would wait in the socket for a
+        // coordinator that is not there and hold the exit for the 2 s linger.
+        if (Shutdown.requested != nil || !parentAlive()) && tracker.count == 0 { return }
         backoff = min(backoff * 2, configuration.reconnectMaximumMilliseconds)
         connect()
     }

@@ -30,7 +30,7 @@ struct StatusCommand: Command {
     With --document, throughput, workers and stage times stay the farm's.
 
     JSON keys: store, generated_at, scope{document, document_ids} (null without --document), documents,
-    pages{total, queued, leased, done, failed}, by_document[{id, name, pages{…}}], by_document_truncated,
+    pages{total, queued, leased, done, failed, rereading}, by_document[{id, name, pages{…}}], by_document_truncated,
     throughput{last_minute, last_10_minutes, last_hour, overall} (pages/s), eta_seconds (0 when nothing is left,
     null when unknown), failures[{code, count, example{page_id, document, page, source, stage, message}}],
     workers[{id, host, pid, slots, engine, state (alive, silent, gone), pages_done, pages_failed,
@@ -176,7 +176,8 @@ enum StatusText {
         } else {
             text = "store \(report.store): \(report.documents) document\(report.documents == 1 ? "" : "s"), \(pages.total) pages\n"
         }
-        text += "  " + PageState.allCases.map { "\($0.rawValue) \(pages[$0])" }.joined(separator: "   ") + "\n"
+        text += "  " + PageState.allCases.map { "\($0.rawValue) \(pages[$0])" }.joined(separator: "   ")
+            + (pages.rereading > 0 ? "   rereading \(pages.rereading) (done, read again)" : "") + "\n"
 
         let throughput = report.throughput
         text += "throughput: \(Format.fixed(throughput.lastMinute, 2)) pages/s over the last minute, "
