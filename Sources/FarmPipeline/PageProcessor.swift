@@ -245,15 +245,18 @@ public final class PageProcessor {
     }
 
     /// Decodes (or rasterizes and decodes) a source; the encoded bytes are released when this returns.
-    private static func decode(_ source: consuming PageSource, limits: DecodeLimits, keepColor: Bool)
+    public static func decode(_ source: consuming PageSource, limits: DecodeLimits = DecodeLimits(), keepColor: Bool = true)
         throws(PageFailure) -> DecodedPage
     {
         switch consume source {
         case .image(let bytes, let index):
             return try Decoder.decode(bytes, page: index, limits: limits, keepColor: keepColor)
         case .pdf(let bytes, let index):
-            let png = try PDFRasterizer.rasterize(bytes, page: index)
-            return try Decoder.decode(png, limits: limits, keepColor: keepColor)
+            let rendered = try PDFRasterizer.rasterize(bytes, page: index, maxPixels: limits.maxPixels)
+            var decoded = try Decoder.decode(rendered.png, limits: limits, keepColor: keepColor)
+            // Boxes are in the rendering's pixels: its resolution is what maps them back to the page's points.
+            decoded.declaredResolution = rendered.resolution
+            return decoded
         }
     }
 
@@ -278,42 +281,4 @@ public final class PageProcessor {
 struct RecognizerKey: Hashable {
     let languages: [String]
     let languageCorrection: Bool
-}
-
-/// Renders a PDF page to an image with poppler's `pdftoppm`.
-public enum PDFRasterizer {
-    public static let stage = "rasterize"
-    public static let resolution = 300
-
-    public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int = resolution) throws(PageFailure) -> [UInt8] {
-        guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
-            throw PageFailure(stage: stage, code: .pdfFailed, message: "pdftoppm is not installed (Debian: poppler-utils)",
-                              retryable: true)
-        }
-        let folder: String
-        do throws(FileError) {
-            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
-        } catch {
-            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
-        }
-        defer { FileSystem.remove(folder) }
-        let status: Int32
-        do throws(FileError) {
-            try FileSystem.write(pdf, to: folder + "/in.pdf")
-            let child = try ChildProcess(
-                executable: tool,
-                arguments: ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
-                            folder + "/in.pdf", folder + "/page"],
-                outputPath: folder + "/log.txt")
-            status = child.wait()
-        } catch {
-            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
-        }
-        guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
-            let log = (try? FileSystem.readText(folder + "/log.txt")) ?? ""
-            let reason = log.split(separator: "\n").last.map(String.init) ?? "pdftoppm exited with \(status)"
-            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot rasterize page \(page + 1): \(reason)")
-        }
-        return png
-    }
 }

@@ -1,0 +1,167 @@
+import FarmCore
+import FarmRuntime
+
+/// An image drawn on a PDF page, as `pdfimages -list` reports it.
+public struct PDFPageImage: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    /// The image's resolution as drawn on the page, pixels per inch across and down.
+    public let xPPI: Int
+    public let yPPI: Int
+
+    public init(width: Int, height: Int, xPPI: Int, yPPI: Int) {
+        self.width = width
+        self.height = height
+        self.xPPI = xPPI
+        self.yPPI = yPPI
+    }
+
+    /// The part of the page it covers, in square points.
+    var coveredArea: Double {
+        guard xPPI > 0, yPPI > 0 else { return 0 }
+        return Double(width) / Double(xPPI) * 72 * Double(height) / Double(yPPI) * 72
+    }
+}
+
+/// Renders a PDF page to an image with poppler's `pdftoppm`, at the resolution of the page's own images.
+///
+/// A scan wrapped in a PDF holds no more detail than its image: rendering a 96 dpi image at 300 dpi makes ten
+/// times the pixels to decode and correct for nothing, and a large page at 300 dpi may pass the pixel limit
+/// although its image does not. So a page mostly covered by an image is rendered at that image's resolution;
+/// a page of vector text and drawings at `vectorResolution`. Either is capped at `maxResolution` and so the
+/// rendering stays within the pixel limit.
+public enum PDFRasterizer {
+    public static let stage = "rasterize"
+    /// For pages without a large image (vector text and drawings).
+    public static let vectorResolution = 300
+    public static let maxResolution = 600
+    /// Below this an image is rendered at this resolution anyway (a thumbnail-sized image on a page).
+    public static let minResolution = 72
+    /// A page whose largest image covers at least this part of it is a picture of a page (a scan, a photo).
+    public static let imagePageCoverage = 0.5
+
+    /// A rendered page: PNG bytes and the resolution they were rendered at.
+    public struct Rendering: Sendable {
+        public let png: [UInt8]
+        public let resolution: Int
+    }
+
+    /// The resolution to render a page of `widthPoints` × `heightPoints` with `images` on it at.
+    public static func resolution(images: [PDFPageImage], widthPoints: Double, heightPoints: Double,
+                                  maxPixels: Int) -> Int
+    {
+        let pageArea = widthPoints * heightPoints
+        var chosen = vectorResolution
+        if pageArea > 0, let largest = images.max(by: { $0.width * $0.height < $1.width * $1.height }),
+           largest.coveredArea >= imagePageCoverage * pageArea
+        {
+            chosen = max(minResolution, largest.xPPI, largest.yPPI)
+        }
+        chosen = min(chosen, maxResolution)
+        if pageArea > 0 {
+            // Pixels at r dpi: (w·r/72)·(h·r/72), so the limit allows r = 72·√(maxPixels / (w·h)).
+            let fits = Int((72 * (Double(maxPixels) / pageArea).squareRoot()).rounded(.down))
+            chosen = min(chosen, max(1, fits))
+        }
+        return chosen
+    }
+
+    /// Renders page `page` (from 0) of `pdf`, at the resolution of its images (`resolution(images:…)`).
+    public static func rasterize(_ pdf: [UInt8], page: Int, maxPixels: Int = 100_000_000) throws(PageFailure) -> Rendering {
+        try withFile(pdf) { path throws(PageFailure) in
+            let size = try pageSize(path, page: page)
+            let images = (try? imagesOnPage(path, page: page)) ?? []
+            let dpi = resolution(images: images, widthPoints: size.width, heightPoints: size.height, maxPixels: maxPixels)
+            return Rendering(png: try render(path, page: page, resolution: dpi), resolution: dpi)
+        }
+    }
+
+    /// Renders page `page` (from 0) at a given resolution.
+    public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int) throws(PageFailure) -> [UInt8] {
+        try withFile(pdf) { path throws(PageFailure) in try render(path, page: page, resolution: resolution) }
+    }
+
+    /// The images drawn on page `page` (from 0) of the PDF at `path`.
+    public static func imagesOnPage(_ path: String, page: Int) throws(PageFailure) -> [PDFPageImage] {
+        let listing = try runTool("pdfimages", ["-list", "-f", String(page + 1), "-l", String(page + 1), path])
+        return parseImageList(listing)
+    }
+
+    /// The rows of `pdfimages -list`: page num type width height color comp bpc enc interp object ID x-ppi y-ppi …
+    public static func parseImageList(_ listing: String) -> [PDFPageImage] {
+        listing.split(separator: "\n").compactMap { line in
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            // Soft masks and stencil masks are no picture of their own.
+            guard fields.count >= 14, Int(fields[0]) != nil, fields[2] == "image",
+                  let width = Int(fields[3]), let height = Int(fields[4]),
+                  let x = Int(fields[12]), let y = Int(fields[13]) else { return nil }
+            return PDFPageImage(width: width, height: height, xPPI: x, yPPI: y)
+        }
+    }
+
+    /// Page `page`'s size in points (`pdfinfo`; the crop box poppler renders).
+    static func pageSize(_ path: String, page: Int) throws(PageFailure) -> (width: Double, height: Double) {
+        let info = try runTool("pdfinfo", ["-f", String(page + 1), "-l", String(page + 1), path])
+        // "Page    1 size: 612 x 792 pts (letter)"
+        for line in info.split(separator: "\n") where line.hasPrefix("Page") && line.contains(" size: ") {
+            let after = line.split(separator: ":", maxSplits: 1).last.map { $0.split(separator: " ") } ?? []
+            if after.count >= 3, let width = Double(after[0]), let height = Double(after[2]) { return (width, height) }
+        }
+        throw PageFailure(stage: stage, code: .pdfFailed, message: "page \(page + 1): pdfinfo gives no page size")
+    }
+
+    private static func render(_ path: String, page: Int, resolution: Int) throws(PageFailure) -> [UInt8] {
+        let output = path + "-page"
+        _ = try runTool("pdftoppm", ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1), "-png",
+                                     "-singlefile", path, output], what: "cannot rasterize page \(page + 1)")
+        defer { FileSystem.remove(output + ".png") }
+        guard let png = try? FileSystem.read(output + ".png") else {
+            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot rasterize page \(page + 1): pdftoppm wrote no image")
+        }
+        return png
+    }
+
+    /// Runs `body` with the PDF written to a temporary file, removed afterwards.
+    private static func withFile<T>(_ pdf: [UInt8], _ body: (String) throws(PageFailure) -> T) throws(PageFailure) -> T {
+        let folder: String
+        do throws(FileError) {
+            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        defer { FileSystem.remove(folder) }
+        do throws(FileError) {
+            try FileSystem.write(pdf, to: folder + "/in.pdf")
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        return try body(folder + "/in.pdf")
+    }
+
+    /// Runs a poppler tool and returns its output (standard output and error together).
+    static func runTool(_ name: String, _ arguments: [String], what: String? = nil) throws(PageFailure) -> String {
+        guard let tool = ["/usr/bin/" + name, "/usr/local/bin/" + name].first(where: { FileSystem.exists($0) }) else {
+            throw PageFailure(stage: stage, code: .pdfFailed, message: "\(name) is not installed (Debian: poppler-utils)",
+                              retryable: true)
+        }
+        let folder: String
+        do throws(FileError) {
+            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-poppler")
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        defer { FileSystem.remove(folder) }
+        let status: Int32
+        do throws(FileError) {
+            status = try ChildProcess(executable: tool, arguments: arguments, outputPath: folder + "/out.txt").wait()
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        let output = (try? FileSystem.readText(folder + "/out.txt")) ?? ""
+        guard status == 0 else {
+            let reason = output.split(separator: "\n").last.map(String.init) ?? "\(name) exited with \(status)"
+            throw PageFailure(stage: stage, code: .pdfFailed, message: (what ?? name) + ": " + reason)
+        }
+        return output
+    }
+}
