@@ -22,6 +22,16 @@ public enum PDFType: String, Sendable, CaseIterable {
     case pdf
 }
 
+/// What becomes of a PDF page that has text already (`--pdf-text`); stored by raw value.
+public enum PDFTextMode: String, Sendable, CaseIterable {
+    /// The page is kept as it is, not read: its own text is its result.
+    case skip
+    /// The page is read, and a text layer ocrfarm added before is replaced (other text stays).
+    case redo
+    /// The page is read, and the text laid over whatever text it has.
+    case force
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
@@ -53,6 +63,8 @@ public struct PageOptions: Sendable, Equatable {
     public var imageDPI: Int?
     /// What the page PDFs are (`--pdf-type`).
     public var pdfType: PDFType = .pdfa2b
+    /// What becomes of a PDF page that has text already (`--pdf-text`).
+    public var pdfText: PDFTextMode = .skip
 
     /// The resolutions `--image-dpi` takes.
     public static let imageDPIRange = 50...2400
@@ -95,6 +107,7 @@ public struct PageOptions: Sendable, Equatable {
         if !secondReading { fields.append(("second_reading", false)) }
         if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
         if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
+        if pdfText != .skip { fields.append(("pdf_text", JSON(pdfText.rawValue))) }
         return .object(fields)
     }
 
@@ -115,6 +128,7 @@ public struct PageOptions: Sendable, Equatable {
         secondReading = json?["second_reading"]?.boolValue ?? true
         imageDPI = json?["image_dpi"]?.intValue.flatMap { Self.imageDPIRange.contains($0) ? $0 : nil }
         pdfType = json?["pdf_type"]?.stringValue.flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
+        pdfText = json?["pdf_text"]?.stringValue.flatMap(PDFTextMode.init(rawValue:)) ?? .skip
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? OutputFormat.storable

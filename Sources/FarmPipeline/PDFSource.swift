@@ -1,5 +1,7 @@
 import FarmCore
+import FarmRender
 import FarmRuntime
+import QPDF
 
 /// An image drawn on a PDF page, as `pdfimages -list` reports it.
 public struct PDFPageImage: Sendable, Equatable {
@@ -79,6 +81,28 @@ public enum PDFRasterizer {
     /// Renders page `page` (from 0) at a given resolution.
     public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int) throws(PageFailure) -> [UInt8] {
         try withFile(pdf) { path throws(PageFailure) in try render(path, page: page, resolution: resolution) }
+    }
+
+    /// The text page `page` (from 0) has already (`pdftotext -layout`), or nil when it has none: a scan, or a page
+    /// of drawings. Text drawn invisibly over a scan (an earlier OCR) counts as text.
+    public static func existingText(_ pdf: [UInt8], page: Int) throws(PageFailure) -> String? {
+        try withFile(pdf) { path throws(PageFailure) in
+            let output = path + ".txt"
+            _ = try runTool("pdftotext", ["-layout", "-enc", "UTF-8", "-f", String(page + 1), "-l", String(page + 1), path, output],
+                            what: "cannot read the text of page \(page + 1)")
+            defer { FileSystem.remove(output) }
+            let text = (try? FileSystem.readText(output)) ?? ""
+            // pdftotext ends a page with a form feed; trailing blanks of -layout's columns are no text.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String($0.reversed().drop { $0 == " " || $0 == "\u{0C}" || $0 == "\r" }.reversed()) }
+            let kept = lines.reversed().drop { $0.isEmpty }.reversed().joined(separator: "\n")
+            return kept.contains { !$0.isWhitespace } ? kept : nil
+        }
+    }
+
+    /// The page size in points of page `page` (from 0) of `pdf`.
+    public static func pageSize(_ pdf: [UInt8], page: Int) throws(PageFailure) -> (width: Double, height: Double) {
+        try withFile(pdf) { path throws(PageFailure) in try pageSize(path, page: page) }
     }
 
     /// The images drawn on page `page` (from 0) of the PDF at `path`.
@@ -163,5 +187,37 @@ public enum PDFRasterizer {
             throw PageFailure(stage: stage, code: .pdfFailed, message: (what ?? name) + ": " + reason)
         }
         return output
+    }
+}
+
+/// A PDF that came in as a PDF, with the text read laid over its pages (`PDFOverlay`, `QPDF.addingText`): the pages
+/// keep their own content, and no page is replaced by a picture of it.
+public enum PDFTextOverlay {
+    public static let stage = "render"
+    /// The stage of a page kept with its own text (`--pdf-text skip`).
+    public static let keptStage = "pdf-text"
+
+    /// `pdf` with each of `pages` (its page index from 0, and the page read from its rendering) given a text
+    /// layer; with `onlyPage`, that page alone (a document of one page, as the store keeps it). With
+    /// `replacingEarlier`, the text layers ocrfarm added before are removed (`--pdf-text redo`).
+    public static func addingText(to pdf: [UInt8], name: String, pages: [(index: Int, result: PageResult)],
+                                  onlyPage: Int? = nil, replacingEarlier: Bool = false) throws(PageFailure) -> [UInt8]
+    {
+        let font = PDFOverlay.fontObjects(program: try PDFRendering.font())
+        let layers = pages.map { page in
+            let width = page.result.originalWidth ?? page.result.width
+            let height = page.result.originalHeight ?? page.result.height
+            return PageTextLayer(page: page.index, width: Double(width), height: Double(height),
+                                 content: PDFOverlay.content(page.result, width: width, height: height))
+        }
+        do throws(QPDFError) {
+            return try QPDF.addingText(to: pdf, name: name, layers: layers,
+                                       objects: font.map { AddedObject(dictionary: $0.dictionary, stream: $0.stream) },
+                                       fonts: [(PDFOverlay.fontName, PDFOverlay.fontObject)], replacingEarlier: replacingEarlier,
+                                       onlyPage: onlyPage)
+        } catch {
+            throw PageFailure(stage: stage, code: error.kind == .password ? .pdfEncrypted : .pdfFailed,
+                              message: "cannot add the text to \(name): \(error.message)")
+        }
     }
 }

@@ -105,6 +105,16 @@ public final class PageProcessor {
         let outputs = engine == .none ? [] : outputs
         let start = Clock.monotonicNanoseconds
         let pageNumber = source.index + 1
+        // A PDF page with text of its own is kept as it is (`--pdf-text skip`): its text is its result.
+        if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine == .tesseract,
+           let text = try PDFRasterizer.existingText(bytes, page: index)
+        {
+            return try Self.keptPage(bytes, index: index, text: text, outputs: outputs, sourceName: sourceName,
+                                     languages: options.languages, start: start)
+        }
+        // A PDF's page keeps its own content: its PDF rendering is the page with the text laid over it.
+        var sourcePDF: [UInt8]?
+        if case .pdf(let bytes, _) = source, outputs.contains(.pdf) { sourcePDF = bytes }
         var decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
         // --image-dpi stands for what the file says: the stages scale it with the page, as they do a declared one.
         if let dpi = options.imageDPI { decoded.declaredResolution = dpi }
@@ -148,7 +158,7 @@ public final class PageProcessor {
         // The PDF page is rendered from the result as read, in the corrected page's pixels (the boxes of the
         // original image are not wanted there), and timed as a stage of its own.
         var pdf: [UInt8]?
-        if outputs.contains(.pdf) {
+        if outputs.contains(.pdf) && sourcePDF == nil {
             let renderStart = Clock.monotonicNanoseconds
             // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
             // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
@@ -170,12 +180,37 @@ public final class PageProcessor {
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
+        if let sourcePDF {
+            let renderStart = Clock.monotonicNanoseconds
+            pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
+                                                onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
+            result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+        }
         if engine == .tesseract || analyzer != nil {
             Self.analyze(&result, with: analyzer, page: engine == .tesseract ? image : nil, options: options)
         }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
                                               creator: Self.documentCreator)
+        return RecognizedPage(result: result, renderings: renderings)
+    }
+
+    /// A PDF page kept as it is, with the text it has (`--pdf-text skip`): not rendered, not read. Its size is in
+    /// points (72 per inch), and its PDF rendering is the page itself.
+    private static func keptPage(_ pdf: [UInt8], index: Int, text: String, outputs: [OutputFormat], sourceName: String,
+                                 languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
+    {
+        let size = try PDFRasterizer.pageSize(pdf, page: index)
+        var result = PageResult.empty(width: Int(size.width.rounded()), height: Int(size.height.rounded()), resolution: 72)
+        result.text = text
+        result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(text.count))]))])
+        var page: [UInt8]?
+        if outputs.contains(.pdf) {
+            page = try PDFTextOverlay.addingText(to: pdf, name: sourceName, pages: [], onlyPage: index)
+        }
+        result.timings = [StageTiming(stage: PDFTextOverlay.keptStage, milliseconds: Clock.milliseconds(since: start))]
+        let renderings = PageArtifacts.render(result, pdf: page, outputs: outputs, source: sourceName, pageNumber: index + 1,
+                                              languages: languages, created: Clock.now, creator: documentCreator)
         return RecognizedPage(result: result, renderings: renderings)
     }
 

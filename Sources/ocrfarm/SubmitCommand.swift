@@ -231,6 +231,8 @@ enum CorrectionOptions {
                    "The scans' resolution, for files that do not say it or say it wrong (sets the PDF page size; default: the file's, else inferred from the page's shape and text size)."),
         OptionSpec("--pdf-type", value: "TYPE",
                    "pdfa-2b (PDF/A-2B: XMP metadata, sRGB OutputIntent, every font embedded; default) or pdf (plain)."),
+        OptionSpec("--pdf-text", value: "MODE",
+                   "PDF pages that have text already: skip (kept as they are, their text stored; default), redo (read again, replacing ocrfarm's earlier text layer) or force (read, and text laid over theirs)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
@@ -265,6 +267,7 @@ enum CorrectionOptions {
         options.secondReading = !arguments.flag("--no-second-reading")
         options.imageDPI = try arguments.int("--image-dpi", range: PageOptions.imageDPIRange)
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
+        options.pdfText = try arguments.choice("--pdf-text", PDFTextMode.allCases.map(\.rawValue)).flatMap(PDFTextMode.init(rawValue:)) ?? .skip
         return options
     }
 }
