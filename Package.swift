@@ -88,7 +88,7 @@ let package = Package(
                                                                 "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

@@ -39,6 +39,8 @@ public struct PageReport: Sendable {
     public let page: Int
     public let pageCount: Int
     public let outcome: Result<RecognizedPage, PageFailure>
+    /// Whether the page is a PDF's (its PDF rendering is that page with text added, not a page made by ocrfarm).
+    public var isPDF = false
 }
 
 /// OCR of local files in this process: one thread and one recognizer per slot, pages handed out in order and
@@ -257,6 +259,7 @@ public final class LocalBatch: Sendable {
         } catch {
             outcome = .failure(error)
         }
-        return PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount, outcome: outcome)
+        return PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount, outcome: outcome,
+                          isPDF: job.isPDF)
     }
 }

@@ -1,6 +1,7 @@
 import FarmCore
 import FarmRender
 import FarmRuntime
+import Leptonica
 import QPDF
 
 /// An image drawn on a PDF page, as `pdfimages -list` reports it.
@@ -214,7 +215,7 @@ public enum PDFTextOverlay {
             return try QPDF.addingText(to: pdf, name: name, layers: layers,
                                        objects: font.map { AddedObject(dictionary: $0.dictionary, stream: $0.stream) },
                                        fonts: [(PDFOverlay.fontName, PDFOverlay.fontObject)], replacingEarlier: replacingEarlier,
-                                       onlyPage: onlyPage)
+                                       onlyPage: onlyPage) { try? Zlib.compress($0) }
         } catch {
             throw PageFailure(stage: stage, code: error.kind == .password ? .pdfEncrypted : .pdfFailed,
                               message: "cannot add the text to \(name): \(error.message)")

@@ -8,7 +8,7 @@ import Glibc
 public struct AddedObject: Sendable {
     /// The object's dictionary, in PDF syntax (a stream's dictionary without /Length or /Filter).
     public let dictionary: String
-    /// The stream's data, uncompressed (qpdf compresses it on writing); nil for a plain dictionary.
+    /// The stream's data, uncompressed (compressed on adding); nil for a plain dictionary.
     public let stream: [UInt8]?
 
     public init(dictionary: String, stream: [UInt8]? = nil) {
@@ -50,9 +50,22 @@ extension QPDF {
     /// other pages are dropped (one page of a document, for the store).
     public static func addingText(to pdf: [UInt8], name: String, layers: [PageTextLayer], objects: [AddedObject],
                                   fonts: [(name: String, object: Int)], replacingEarlier: Bool = false,
-                                  onlyPage: Int? = nil) throws(QPDFError) -> [UInt8]
+                                  onlyPage: Int? = nil, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(QPDFError) -> [UInt8]
     {
-        try withHandle { handle, log throws(QPDFError) in
+        // The page's own streams are written as they are (qpdf would compress every uncompressed stream, changing
+        // the page's bytes), so the ones added here are compressed by the caller's zlib.
+        func newStream(_ handle: qpdf_data?, _ data: [UInt8]) -> qpdf_oh {
+            let stream = qpdf_oh_new_stream(handle)
+            let compressed = compress(data)
+            let bytes = compressed ?? data
+            bytes.withUnsafeBufferPointer { buffer in
+                qpdf_oh_replace_stream_data(handle, stream, buffer.baseAddress, buffer.count,
+                                            compressed == nil ? qpdf_oh_new_null(handle) : qpdf_oh_new_name(handle, "/FlateDecode"),
+                                            qpdf_oh_new_null(handle))
+            }
+            return stream
+        }
+        return try withHandle { handle, log throws(QPDFError) in
             func failure(_ what: String) -> QPDFError {
                 let error = lastError(handle, log: log)
                 return QPDFError(operation: "\(what) \(name)", message: error.message.isEmpty ? "qpdf failed" : error.message,
@@ -136,9 +149,9 @@ extension QPDF {
             guard qpdf_has_error(handle) == 0, qpdf_init_write_memory(handle) & Int32(QPDF_ERRORS) == 0 else {
                 throw failure("update")
             }
-            // The original streams are copied as they are (not decoded and compressed again); only ours are compressed.
+            // Every stream is copied as it is: not decoded, not compressed again.
             qpdf_set_decode_level(handle, qpdf_dl_none)
-            qpdf_set_compress_streams(handle, 1)
+            qpdf_set_compress_streams(handle, 0)
             guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
                   let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
             return Array(UnsafeBufferPointer(start: buffer, count: Int(qpdf_get_buffer_length(handle))))
@@ -200,15 +213,6 @@ extension QPDF {
         // qpdf hands over a malloc'd copy, which is ours to free.
         defer { free(data) }
         return Array(UnsafeBufferPointer(start: data, count: length))
-    }
-
-    private static func newStream(_ handle: qpdf_data?, _ data: [UInt8]) -> qpdf_oh {
-        let stream = qpdf_oh_new_stream(handle)
-        data.withUnsafeBufferPointer { buffer in
-            qpdf_oh_replace_stream_data(handle, stream, buffer.baseAddress, buffer.count, qpdf_oh_new_null(handle),
-                                        qpdf_oh_new_null(handle))
-        }
-        return stream
     }
 
     private static func copyKeys(_ handle: qpdf_data?, from source: qpdf_oh, to target: qpdf_oh) {
