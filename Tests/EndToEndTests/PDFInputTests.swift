@@ -103,26 +103,48 @@ struct PDFInputTests {
         let after = try TestPDFs.contentStreams(out, page: 1)
         #expect(!before.isEmpty && after.count == before.count + 2 && Array(after.dropFirst().prefix(before.count)) == before)
 
-        // Every word pdftotext finds lies on a word the OCR found: its box in the page's image ("original", the
-        // corners in the rendering's pixels, when the stages scaled or turned the page), at 72/96 points per pixel.
-        let words = (page["words"]?.arrayValue ?? []).compactMap { word -> (text: String, x: Double, bottom: Double)? in
+        try expectWordsPlaced(page, in: out)
+    }
+
+    /// Every word pdftotext finds in `pdf` lies on a word the OCR found: the bounding box of its corners in the
+    /// page's image ("original": in the rendering's pixels, when the stages scaled or turned the page; else its box),
+    /// at 72/96 points per pixel, within 2 points on every side. pdftotext gives boxes on the page as shown.
+    func expectWordsPlaced(_ page: JSON, in out: String) throws {
+        let words = (page["words"]?.arrayValue ?? []).compactMap { word -> (text: String, box: [Double])? in
             guard let text = word["text"]?.stringValue else { return nil }
             if let corners = word["original"]?.arrayValue?.compactMap({ $0.arrayValue?.compactMap(\.doubleValue) }), corners.count == 4 {
-                return (text, corners[0][0], corners[3][1])
+                let xs = corners.map { $0[0] }, ys = corners.map { $0[1] }
+                return (text, [xs.min()!, ys.min()!, xs.max()!, ys.max()!])
             }
             guard let box = word["box"]?.arrayValue?.compactMap(\.intValue), box.count == 4 else { return nil }
-            return (text, Double(box[0]), Double(box[1] + box[3]))
+            return (text, [Double(box[0]), Double(box[1]), Double(box[0] + box[2]), Double(box[1] + box[3])])
         }
         let placed = try TestPDFs.words(out)
         #expect(placed.count >= words.count * 9 / 10 && words.count > 50, "\(placed.count) words in the PDF, \(words.count) read")
         let scale = 72.0 / 96
         var matched = 0
-        for word in placed where words.contains(where: {
-            $0.text.contains(word.text) && abs($0.x * scale - word.x) < 2 && abs($0.bottom * scale - word.maxY) < 2
+        for word in placed where words.contains(where: { read in
+            read.text.contains(word.text) && zip(read.box.map { $0 * scale }, [word.x, word.y, word.maxX, word.maxY]).allSatisfy { abs($0 - $1) < 2 }
         }) {
             matched += 1
         }
         #expect(matched >= placed.count * 9 / 10, "\(matched) of \(placed.count) words placed on their OCR boxes")
+    }
+
+    @Test("a turned page (/Rotate 90) gets its text where its words are shown")
+    func turnedPage() throws {
+        let scan = try TestPDFs.scan(folder)
+        let turned = folder.file("turned.pdf")
+        let rotate = try Run.process("/usr/bin/qpdf", ["--rotate=+90", scan.path, turned])
+        #expect(rotate.status == 0, "\(rotate.stderr)")
+        let json = try Run.ocrfarm(["ocr", turned, "--format", "json"], environment: environment)
+        #expect(json.status == 0, "\(json.stderr)")
+        let parsed = try JSON.parse(Array(json.stdout))
+        let page = parsed["pages"]?.arrayValue?.first ?? parsed
+        #expect(page["stages"]?["decode"]?["width"]?.intValue == scan.height, "rendered as shown, turned")
+        let out = folder.file("turned-ocr.pdf")
+        #expect(try Run.ocrfarm(["ocr", turned, "--format", "pdf", "--out", out], environment: environment).status == 0)
+        try expectWordsPlaced(page, in: out)
     }
 
     @Test("a born-digital page with --pdf-text skip: its content streams byte-identical, its text the result")
