@@ -200,8 +200,10 @@ public final class PageProcessor {
     private static func keptPage(_ pdf: [UInt8], index: Int, text: String, outputs: [OutputFormat], sourceName: String,
                                  languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
     {
-        let size = try PDFRasterizer.pageSize(pdf, page: index)
-        var result = PageResult.empty(width: Int(size.width.rounded()), height: Int(size.height.rounded()), resolution: 72)
+        let facts = try PDFRasterizer.facts(pdf, page: index)
+        let turned = facts.rotation == 90 || facts.rotation == 270
+        var result = PageResult.empty(width: Int((turned ? facts.height : facts.width).rounded()),
+                                      height: Int((turned ? facts.width : facts.height).rounded()), resolution: 72)
         result.text = text
         result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(text.count))]))])
         var page: [UInt8]?
@@ -287,8 +289,11 @@ public final class PageProcessor {
         case .image(let bytes, let index):
             return try Decoder.decode(bytes, page: index, limits: limits, keepColor: keepColor)
         case .pdf(let bytes, let index):
-            let rendered = try PDFRasterizer.rasterize(bytes, page: index, maxPixels: limits.maxPixels)
-            var decoded = try Decoder.decode(rendered.png, limits: limits, keepColor: keepColor)
+            // The rendering is made to fit the page's memory as well as the pixel limit: a PDF page can be rendered
+            // smaller, where an image file can only be refused (the decoder's estimate for colour: 14 bytes a pixel).
+            let pixels = min(limits.maxPixels, limits.pageMemory / PDFRasterizer.bytesPerPixel)
+            let rendered = try PDFRasterizer.rasterize(bytes, page: index, maxPixels: pixels)
+            var decoded = try Decoder.decode(rendered.image, limits: limits, keepColor: keepColor)
             // Boxes are in the rendering's pixels: its resolution is what maps them back to the page's points.
             decoded.declaredResolution = rendered.resolution
             return decoded

@@ -36,7 +36,66 @@ public struct PageTextLayer: Sendable {
     }
 }
 
+/// What a page of a PDF is, for rendering it: its visible box and whether it can show text at all.
+public struct PDFPageFacts: Sendable, Equatable {
+    /// The visible box (the crop box within the media box), in points, before /Rotate.
+    public let width: Double
+    public let height: Double
+    /// /Rotate, 0, 90, 180 or 270.
+    public let rotation: Int
+    /// Whether the page or a form it draws has a font: without one it has no text.
+    public let hasFonts: Bool
+}
+
 extension QPDF {
+    /// Facts about page `page` (from 0) of a PDF in memory, read in this process (no poppler run).
+    public static func pageFacts(_ pdf: [UInt8], name: String, page: Int) throws(QPDFError) -> PDFPageFacts {
+        try withHandle { handle, log throws(QPDFError) in
+            let rc = pdf.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), nil)
+                }
+            }
+            guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else {
+                let error = lastError(handle, log: log)
+                throw QPDFError(operation: "read \(name)", message: error.message, kind: error.needsPassword ? .password : .failed)
+            }
+            guard (0..<Int(qpdf_get_num_pages(handle))).contains(page) else {
+                throw QPDFError(operation: "read \(name)", message: "no page \(page + 1)")
+            }
+            qpdf_push_inherited_attributes_to_page(handle)
+            let object = qpdf_get_page_n(handle, page)
+            let box = visibleBox(handle, object)
+            return PDFPageFacts(width: box.2 - box.0, height: box.3 - box.1, rotation: rotation(handle, object),
+                                hasFonts: hasFonts(handle, qpdf_oh_get_key(handle, object, "/Resources"), depth: 0))
+        }
+    }
+
+    /// Whether `resources` (or those of a form XObject in them, a few levels down) name a font.
+    private static func hasFonts(_ handle: qpdf_data?, _ resources: qpdf_oh, depth: Int) -> Bool {
+        guard qpdf_oh_is_dictionary(handle, resources) != 0 else { return false }
+        let fonts = qpdf_oh_get_key(handle, resources, "/Font")
+        if qpdf_oh_is_dictionary(handle, fonts) != 0 {
+            qpdf_oh_begin_dict_key_iter(handle, fonts)
+            if qpdf_oh_dict_more_keys(handle) != 0 { return true }
+        }
+        let objects = qpdf_oh_get_key(handle, resources, "/XObject")
+        guard qpdf_oh_is_dictionary(handle, objects) != 0 else { return false }
+        var keys: [String] = []
+        qpdf_oh_begin_dict_key_iter(handle, objects)
+        while qpdf_oh_dict_more_keys(handle) != 0, let key = qpdf_oh_dict_next_key(handle) { keys.append(String(cString: key)) }
+        for key in keys {
+            let form = qpdf_oh_get_key(handle, objects, key)
+            guard qpdf_oh_is_stream(handle, form) != 0 else { continue }
+            let dictionary = qpdf_oh_get_dict(handle, form)
+            guard qpdf_oh_is_name_and_equals(handle, qpdf_oh_get_key(handle, dictionary, "/Subtype"), "/Form") != 0 else { continue }
+            // Deeper than this, a form is taken to have text rather than followed further (and round a loop).
+            if depth >= 4 { return true }
+            if hasFonts(handle, qpdf_oh_get_key(handle, dictionary, "/Resources"), depth: depth + 1) { return true }
+        }
+        return false
+    }
+
     /// The first line of every content stream this module adds, so that a later run can find and drop them.
     public static let textLayerMarker = "%ocrfarm-text-layer"
 
@@ -227,7 +286,8 @@ extension QPDF {
     /// The `cm` operators that take a space of `width` × `height` (the page as shown, y up) to the page's user space:
     /// scaled to the visible box (the crop box within the media box, where viewers and renderers draw the page),
     /// turned back by /Rotate, moved to the box's origin.
-    static func displayMatrix(_ handle: qpdf_data?, _ page: qpdf_oh, width: Double, height: Double) -> String {
+    /// The page's visible box: its crop box within its media box (where viewers and renderers draw it).
+    private static func visibleBox(_ handle: qpdf_data?, _ page: qpdf_oh) -> (Double, Double, Double, Double) {
         func box(_ key: String) -> (Double, Double, Double, Double)? {
             let array = qpdf_oh_get_key(handle, page, key)
             guard qpdf_oh_is_array(handle, array) != 0, qpdf_oh_get_array_n_items(handle, array) == 4 else { return nil }
@@ -238,10 +298,20 @@ extension QPDF {
         var visible = box("/CropBox") ?? media
         visible = (max(visible.0, media.0), max(visible.1, media.1), min(visible.2, media.2), min(visible.3, media.3))
         if visible.2 <= visible.0 || visible.3 <= visible.1 { visible = media }
-        let (llx, lly, urx, ury) = visible
+        return visible
+    }
+
+    /// The page's /Rotate as 0, 90, 180 or 270.
+    private static func rotation(_ handle: qpdf_data?, _ page: qpdf_oh) -> Int {
         let rotateKey = qpdf_oh_get_key(handle, page, "/Rotate")
         let rotate = qpdf_oh_is_integer(handle, rotateKey) != 0
             ? ((Int(qpdf_oh_get_int_value(handle, rotateKey)) % 360) + 360) % 360 : 0
+        return rotate / 90 * 90
+    }
+
+    static func displayMatrix(_ handle: qpdf_data?, _ page: qpdf_oh, width: Double, height: Double) -> String {
+        let (llx, lly, urx, ury) = visibleBox(handle, page)
+        let rotate = rotation(handle, page)
         let turned = rotate == 90 || rotate == 270
         let (shownWidth, shownHeight) = turned ? (ury - lly, urx - llx) : (urx - llx, ury - lly)
         let scale = (x: shownWidth / max(width, 1e-9), y: shownHeight / max(height, 1e-9))

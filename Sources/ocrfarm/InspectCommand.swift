@@ -17,7 +17,8 @@ struct InspectCommand: Command {
     static let discussion = """
     The stages run as they do before recognition: decode, segment (find the document in a photo), rectify
     (perspective), orient (0/90/180/270), deskew, dewarp (straighten curved text lines), scale (to the text size
-    the engine reads best) and enhance (lighting and contrast). Nothing is recognized.
+    the engine reads best) and enhance (lighting and contrast). Nothing is recognized. A PDF page (--page) is
+    rendered as the farm renders it, at the resolution of its images.
 
     Exit status: 0 inspected; 64 bad usage; 65 the image cannot be decoded; 66 the file cannot be read.
     """

@@ -70,7 +70,8 @@ struct SubmitCommand: Command {
     static let discussion = """
     Folders are read recursively, files in natural order (page2 before page10). What a file is comes from its
     content, not its name: images (PNG, JPEG, TIFF, PNM, BMP, GIF, JPEG 2000, WebP) give one page each, or one per
-    page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. In a folder, a file
+    page of a multi-page TIFF; PDFs give one page per page, rendered by the worker at the resolution of the page's
+    images (300 dpi without a large one), the page PDF being the page itself with the text laid over it. In a folder, a file
     that is neither by content nor by name (notes.txt, Thumbs.db, a .json) is left out and counted, as are hidden
     files (names starting with '.'); --verbose lists them. A file named as an image or PDF, or named on the command
     line, that is not one is recorded as a failed page with the reason, so `status` shows it. Documents are named

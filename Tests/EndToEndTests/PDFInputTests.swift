@@ -147,6 +147,27 @@ struct PDFInputTests {
         try expectWordsPlaced(page, in: out)
     }
 
+    @Test("a page ocrfarm read before: skip keeps it, redo replaces our text layer with a new one, force adds one")
+    func redo() throws {
+        let scan = try TestPDFs.scan(folder)
+        let first = folder.file("first.pdf")
+        #expect(try Run.ocrfarm(["ocr", scan.path, "--format", "pdf", "--out", first], environment: environment).status == 0)
+        let once = try TestPDFs.contentStreams(first, page: 1)
+        let wordsOnce = try TestPDFs.words(first).count
+        for (mode, streams, words) in [("skip", once.count, wordsOnce), ("redo", once.count, wordsOnce),
+                                       ("force", once.count + 2, wordsOnce * 2)] {
+            let again = folder.file("again-\(mode).pdf")
+            let run = try Run.ocrfarm(["ocr", first, "--pdf-text", mode, "--format", "pdf", "--out", again], environment: environment)
+            #expect(run.status == 0, "\(mode): \(run.stderr)")
+            let contents = try TestPDFs.contentStreams(again, page: 1)
+            #expect(contents.count == streams, "\(mode): \(contents.count) content streams")
+            // The page's own image drawing is kept in every mode.
+            #expect(contents.contains(once[1]), "\(mode)")
+            let found = try TestPDFs.words(again).count
+            #expect(abs(found - words) <= words / 20, "\(mode): \(found) words, expected about \(words)")
+        }
+    }
+
     @Test("a born-digital page with --pdf-text skip: its content streams byte-identical, its text the result")
     func bornDigitalSkip() throws {
         let source = try TestPDFs.bornDigital(folder)
@@ -208,7 +229,7 @@ struct PDFInputTests {
         let scan = try TestPDFs.scan(folder)
         let run = try Run.ocrfarm(["inspect", scan.path], environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.text.hasPrefix("\(scan.path): \(scan.width)x\(scan.height) png"), "\(run.text)")
+        #expect(run.text.hasPrefix("\(scan.path): \(scan.width)x\(scan.height) "), "\(run.text)")
         let missing = try Run.ocrfarm(["inspect", scan.path, "--page", "3"], environment: environment)
         #expect(missing.status == 65 && missing.stderr.contains("pdf-failed"), "\(missing.stderr)")
     }
