@@ -211,6 +211,8 @@ extension QPDF {
             // Every stream is copied as it is: not decoded, not compressed again.
             qpdf_set_decode_level(handle, qpdf_dl_none)
             qpdf_set_compress_streams(handle, 0)
+            // An end of line before every `endstream`, as PDF/A wants (outside the stream data, which stays as it is).
+            qpdf_set_newline_before_endstream(handle, 1)
             guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
                   let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
             return Array(UnsafeBufferPointer(start: buffer, count: Int(qpdf_get_buffer_length(handle))))
