@@ -87,11 +87,6 @@ public enum PDFRasterizer {
         }
     }
 
-    /// Renders page `page` (from 0) at a given resolution.
-    public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int) throws(PageFailure) -> [UInt8] {
-        try withFile(pdf) { path throws(PageFailure) in try render(path, page: page, resolution: resolution) }
-    }
-
     /// The text page `page` (from 0) has already (`pdftotext -layout`), or nil when it has none: a scan, or a page
     /// of drawings. Text drawn invisibly over a scan (an earlier OCR) counts as text.
     public static func existingText(_ pdf: [UInt8], page: Int) throws(PageFailure) -> String? {
@@ -141,7 +136,7 @@ public enum PDFRasterizer {
 
     /// Renders a page as PNM: uncompressed, so neither pdftoppm nor the decoder spends time on zlib (PNG took 2.7 s
     /// of 5.5 s for a 150 dpi page, 4.9 s for an A4 page at 300 dpi; PNM 0.4 s).
-    private static func render(_ path: String, page: Int, resolution: Int, gray: Bool = false) throws(PageFailure) -> [UInt8] {
+    private static func render(_ path: String, page: Int, resolution: Int, gray: Bool) throws(PageFailure) -> [UInt8] {
         let output = path + "-page"
         let file = output + (gray ? ".pgm" : ".ppm")
         _ = try runTool("pdftoppm", ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1)] + (gray ? ["-gray"] : [])
