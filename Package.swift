@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "TestSupport"]),
         .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis",
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
                                                           "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

@@ -30,6 +30,16 @@ public enum PDFImageChoice: String, Sendable, CaseIterable {
     case corrected
 }
 
+/// What becomes of a PDF page that has text already (`--pdf-text`); stored by raw value.
+public enum PDFTextMode: String, Sendable, CaseIterable {
+    /// The page is kept as it is, not read: its own text is its result.
+    case skip
+    /// The page is read, and a text layer ocrfarm added before is replaced (other text stays).
+    case redo
+    /// The page is read, and the text laid over whatever text it has.
+    case force
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
@@ -64,6 +74,8 @@ public struct PageOptions: Sendable, Equatable {
     /// The picture the page PDFs show (`--pdf-image`); nil: the original for a scan, the corrected page for a photo
     /// (a page that was rectified), as Apple's and other phone scanners keep it.
     public var pdfImage: PDFImageChoice?
+    /// What becomes of a PDF page that has text already (`--pdf-text`).
+    public var pdfText: PDFTextMode = .skip
 
     /// The resolutions `--image-dpi` takes.
     public static let imageDPIRange = 50...2400
@@ -107,6 +119,7 @@ public struct PageOptions: Sendable, Equatable {
         if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
         if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
         if let pdfImage { fields.append(("pdf_image", JSON(pdfImage.rawValue))) }
+        if pdfText != .skip { fields.append(("pdf_text", JSON(pdfText.rawValue))) }
         return .object(fields)
     }
 
@@ -128,6 +141,7 @@ public struct PageOptions: Sendable, Equatable {
         imageDPI = json?["image_dpi"]?.intValue.flatMap { Self.imageDPIRange.contains($0) ? $0 : nil }
         pdfType = json?["pdf_type"]?.stringValue.flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         pdfImage = json?["pdf_image"]?.stringValue.flatMap(PDFImageChoice.init(rawValue:))
+        pdfText = json?["pdf_text"]?.stringValue.flatMap(PDFTextMode.init(rawValue:)) ?? .skip
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? OutputFormat.storable

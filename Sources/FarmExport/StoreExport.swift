@@ -212,6 +212,8 @@ public final class StoreExport {
         let filesBefore = summary.files
         // The document's text, page by page (`documentText`); a page without text keeps its place, empty.
         var documentText: [UInt8] = []
+        // A page of a PDF is that page with text added, PDF/A only if its source was: the document claims nothing.
+        var fromPDF = false
         var textPages = 0
         var after = 0
         while true {
@@ -251,6 +253,7 @@ public final class StoreExport {
                     }
                     written = true
                     if format == .pdf {
+                        if !fromPDF, try store.read({ try store.source(of: page.id) })?.kind == .pdf { fromPDF = true }
                         try pdf?.append(bytes)
                         continue
                     }
@@ -276,7 +279,8 @@ public final class StoreExport {
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")
             do {
-                try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name, type: options.pdfType))
+                try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
+                                                                                 type: fromPDF ? .pdf : options.pdfType))
                 try folder.publish(staged.name, as: name + ".pdf")
                 summary.files += 1
             } catch let error as DocumentPDFError {

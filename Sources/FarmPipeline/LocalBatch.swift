@@ -1,5 +1,6 @@
 import FarmCore
 import Leptonica
+import QPDF
 import Synchronization
 
 /// A page's time limit covers its whole stay in a slot, not only recognition. Recognition stops itself at the
@@ -27,6 +28,8 @@ public struct PageJob: Sendable {
     public let page: Int
     public let pageCount: Int
     public let bytes: [UInt8]
+    /// Whether `bytes` are a PDF (the page is rendered) rather than an image file.
+    public var isPDF = false
 }
 
 /// How one page ended.
@@ -36,6 +39,8 @@ public struct PageReport: Sendable {
     public let page: Int
     public let pageCount: Int
     public let outcome: Result<RecognizedPage, PageFailure>
+    /// Whether the page is a PDF's (its PDF rendering is that page with text added, not a page made by ocrfarm).
+    public var isPDF = false
 }
 
 /// OCR of local files in this process: one thread and one recognizer per slot, pages handed out in order and
@@ -88,29 +93,40 @@ public final class LocalBatch: Sendable {
             var sequence = 0
             for start in stride(from: 0, to: paths.count, by: window) {
                 let indices = Array(start..<min(start + window, paths.count))
-                var loaded: [(index: Int, bytes: Result<[UInt8], FileError>, pages: Int, first: Int)] = []
+                var loaded: [(index: Int, bytes: Result<[UInt8], PageFailure>, pages: Int, first: Int, pdf: Bool)] = []
                 for index in indices {
-                    let bytes: Result<[UInt8], FileError>
+                    var bytes: Result<[UInt8], PageFailure>
                     do throws(FileError) {
                         bytes = .success(try FileSystem.read(paths[index], limit: maxFileBytes))
                     } catch {
-                        bytes = .failure(error)
+                        bytes = .failure(PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason))
                     }
-                    let pages = (try? bytes.get()).map { Pix.pageCount(of: $0) } ?? 1
-                    loaded.append((index, bytes, pages, sequence))
+                    var pages = 1
+                    var pdf = false
+                    if case .success(let read) = bytes {
+                        if ImageFormat.sniff(read) == .pdf {
+                            pdf = true
+                            switch Self.pdfPages(read, name: paths[index]) {
+                            case .success(let count): pages = count
+                            case .failure(let failure): bytes = .failure(failure)
+                            }
+                        } else {
+                            pages = Pix.pageCount(of: read)
+                        }
+                    }
+                    loaded.append((index, bytes, pages, sequence, pdf))
                     sequence += pages
                 }
                 for file in loaded.sorted(by: { ((try? $0.bytes.get())?.count ?? 0) > ((try? $1.bytes.get())?.count ?? 0) }) {
                     let path = paths[file.index]
                     switch file.bytes {
-                    case .failure(let error):
-                        let failure = PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason)
+                    case .failure(let failure):
                         events.push(.report(PageReport(sequence: file.first, path: path, page: 0, pageCount: 1,
                                                        outcome: .failure(failure))))
                     case .success(let bytes):
                         for page in 0..<file.pages {
                             let job = PageJob(sequence: file.first + page, path: path, page: page, pageCount: file.pages,
-                                              bytes: bytes)
+                                              bytes: bytes, isPDF: file.pdf)
                             guard jobs.push(job) else { return }
                         }
                     }
@@ -209,6 +225,23 @@ public final class LocalBatch: Sendable {
         workers.forEach { $0.join() }
     }
 
+    /// A PDF's page count, or why it cannot be read (encrypted, damaged, no pages), naming the file.
+    static func pdfPages(_ bytes: [UInt8], name: String) -> Result<Int, PageFailure> {
+        do throws(QPDFError) {
+            let count = try QPDF.info(bytes: bytes, name: name).pageCount
+            guard count > 0 else {
+                return .failure(PageFailure(stage: PDFRasterizer.stage, code: .pdfFailed, message: "the PDF has no pages"))
+            }
+            return .success(count)
+        } catch {
+            if error.kind == .password {
+                return .failure(PageFailure(stage: PDFRasterizer.stage, code: .pdfEncrypted,
+                                            message: "the PDF is encrypted and needs a password"))
+            }
+            return .failure(PageFailure(stage: PDFRasterizer.stage, code: .pdfFailed, message: "cannot open the PDF: \(error.message)"))
+        }
+    }
+
     /// Pages in a slot under a time limit, by sequence: the page, its slot, since when and the watchdog's deadline.
     private final class PagesInSlots: Sendable {
         let pages = Mutex<[Int: (job: PageJob, slot: Int, since: Int64, deadline: Int64)]>([:])
@@ -219,12 +252,14 @@ public final class LocalBatch: Sendable {
         let outcome: Result<RecognizedPage, PageFailure>
         do throws(PageFailure) {
             let name = job.pageCount > 1 ? "\(job.path) [page \(job.page + 1)]" : job.path
-            let page = try processor.process(.image(job.bytes, index: job.page), options: pageOptions, outputs: outputs,
+            let source: PageSource = job.isPDF ? .pdf(job.bytes, index: job.page) : .image(job.bytes, index: job.page)
+            let page = try processor.process(source, options: pageOptions, outputs: outputs,
                                              sourceName: name)
             outcome = .success(page)
         } catch {
             outcome = .failure(error)
         }
-        return PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount, outcome: outcome)
+        return PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount, outcome: outcome,
+                          isPDF: job.isPDF)
     }
 }

@@ -108,6 +108,16 @@ public final class PageProcessor {
         // The file, kept for the PDF page's image (its own bytes or pixels; a reference, not a copy).
         var file: [UInt8]?
         if outputs.contains(where: \.needsPageImage), case .image(let bytes, _) = source { file = bytes }
+        // A PDF page with text of its own is kept as it is (`--pdf-text skip`): its text is its result.
+        if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine == .tesseract,
+           let text = try PDFRasterizer.existingText(bytes, page: index)
+        {
+            return try Self.keptPage(bytes, index: index, text: text, outputs: outputs, sourceName: sourceName,
+                                     languages: options.languages, start: start)
+        }
+        // A PDF's page keeps its own content: its PDF rendering is the page with the text laid over it.
+        var sourcePDF: [UInt8]?
+        if case .pdf(let bytes, _) = source, outputs.contains(.pdf) { sourcePDF = bytes }
         var decoded = try Self.decode(source, limits: limits, keepColor: options.imageMode == .color)
         // --image-dpi stands for what the file says: the stages scale it with the page, as they do a declared one.
         if let dpi = options.imageDPI { decoded.declaredResolution = dpi }
@@ -142,7 +152,7 @@ public final class PageProcessor {
         // The PDF page is rendered from the result as read (boxes on the recognized page, mapped onto the picture
         // shown; `pdfPicture`), and timed as a stage of its own.
         var pdf: [UInt8]?
-        if outputs.contains(.pdf) {
+        if outputs.contains(.pdf) && sourcePDF == nil {
             let renderStart = Clock.monotonicNanoseconds
             // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
             // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
@@ -167,6 +177,12 @@ public final class PageProcessor {
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
+        if let sourcePDF {
+            let renderStart = Clock.monotonicNanoseconds
+            pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
+                                                onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
+            result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+        }
         if engine == .tesseract || analyzer != nil {
             Self.analyze(&result, with: analyzer, page: engine == .tesseract ? image : nil, options: options)
         }
@@ -226,6 +242,27 @@ public final class PageProcessor {
         } catch {
             throw PageFailure(stage: PDFRendering.stage, code: .internalError, message: error.description)
         }
+    }
+
+    /// A PDF page kept as it is, with the text it has (`--pdf-text skip`): not rendered, not read. Its size is in
+    /// points (72 per inch), and its PDF rendering is the page itself.
+    private static func keptPage(_ pdf: [UInt8], index: Int, text: String, outputs: [OutputFormat], sourceName: String,
+                                 languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
+    {
+        let facts = try PDFRasterizer.facts(pdf, page: index)
+        let turned = facts.rotation == 90 || facts.rotation == 270
+        var result = PageResult.empty(width: Int((turned ? facts.height : facts.width).rounded()),
+                                      height: Int((turned ? facts.width : facts.height).rounded()), resolution: 72)
+        result.text = text
+        result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(text.count))]))])
+        var page: [UInt8]?
+        if outputs.contains(.pdf) {
+            page = try PDFTextOverlay.addingText(to: pdf, name: sourceName, pages: [], onlyPage: index)
+        }
+        result.timings = [StageTiming(stage: PDFTextOverlay.keptStage, milliseconds: Clock.milliseconds(since: start))]
+        let renderings = PageArtifacts.render(result, pdf: page, outputs: outputs, source: sourceName, pageNumber: index + 1,
+                                              languages: languages, created: Clock.now, creator: documentCreator)
+        return RecognizedPage(result: result, renderings: renderings)
     }
 
     /// The stage name of the language, keywords and quality figure in the page's timings.
@@ -294,15 +331,21 @@ public final class PageProcessor {
     }
 
     /// Decodes (or rasterizes and decodes) a source; the encoded bytes are released when this returns.
-    private static func decode(_ source: consuming PageSource, limits: DecodeLimits, keepColor: Bool)
+    public static func decode(_ source: consuming PageSource, limits: DecodeLimits = DecodeLimits(), keepColor: Bool = true)
         throws(PageFailure) -> DecodedPage
     {
         switch consume source {
         case .image(let bytes, let index):
             return try Decoder.decode(bytes, page: index, limits: limits, keepColor: keepColor)
         case .pdf(let bytes, let index):
-            let png = try PDFRasterizer.rasterize(bytes, page: index)
-            return try Decoder.decode(png, limits: limits, keepColor: keepColor)
+            // The rendering is made to fit the page's memory as well as the pixel limit: a PDF page can be rendered
+            // smaller, where an image file can only be refused (the decoder's estimate for colour: 14 bytes a pixel).
+            let pixels = min(limits.maxPixels, limits.pageMemory / PDFRasterizer.bytesPerPixel)
+            let rendered = try PDFRasterizer.rasterize(bytes, page: index, maxPixels: pixels)
+            var decoded = try Decoder.decode(rendered.image, limits: limits, keepColor: keepColor)
+            // Boxes are in the rendering's pixels: its resolution is what maps them back to the page's points.
+            decoded.declaredResolution = rendered.resolution
+            return decoded
         }
     }
 
@@ -327,42 +370,4 @@ public final class PageProcessor {
 struct RecognizerKey: Hashable {
     let languages: [String]
     let languageCorrection: Bool
-}
-
-/// Renders a PDF page to an image with poppler's `pdftoppm`.
-public enum PDFRasterizer {
-    public static let stage = "rasterize"
-    public static let resolution = 300
-
-    public static func rasterize(_ pdf: [UInt8], page: Int, resolution: Int = resolution) throws(PageFailure) -> [UInt8] {
-        guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
-            throw PageFailure(stage: stage, code: .pdfFailed, message: "pdftoppm is not installed (Debian: poppler-utils)",
-                              retryable: true)
-        }
-        let folder: String
-        do throws(FileError) {
-            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
-        } catch {
-            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
-        }
-        defer { FileSystem.remove(folder) }
-        let status: Int32
-        do throws(FileError) {
-            try FileSystem.write(pdf, to: folder + "/in.pdf")
-            let child = try ChildProcess(
-                executable: tool,
-                arguments: ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
-                            folder + "/in.pdf", folder + "/page"],
-                outputPath: folder + "/log.txt")
-            status = child.wait()
-        } catch {
-            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
-        }
-        guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
-            let log = (try? FileSystem.readText(folder + "/log.txt")) ?? ""
-            let reason = log.split(separator: "\n").last.map(String.init) ?? "pdftoppm exited with \(status)"
-            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot rasterize page \(page + 1): \(reason)")
-        }
-        return png
-    }
 }

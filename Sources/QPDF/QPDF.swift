@@ -161,7 +161,7 @@ public enum QPDF {
 
     /// Runs `body` with a qpdf handle of its own that logs into `log` (warnings suppressed, errors kept rather than
     /// printed); the handle and its logger are cleaned up after.
-    private static func withHandle<T>(_ body: (qpdf_data?, MessageLog) throws(QPDFError) -> T) throws(QPDFError) -> T {
+    static func withHandle<T>(_ body: (qpdf_data?, MessageLog) throws(QPDFError) -> T) throws(QPDFError) -> T {
         var handle: qpdf_data? = qpdf_init()
         defer { qpdf_cleanup(&handle) }
         let log = MessageLog()
@@ -174,7 +174,7 @@ public enum QPDF {
     }
 
     /// What went wrong on `handle`: qpdf's full error text (else what it logged), and whether it asked for a password.
-    private static func lastError(_ handle: qpdf_data?, log: MessageLog) -> (message: String, needsPassword: Bool) {
+    static func lastError(_ handle: qpdf_data?, log: MessageLog) -> (message: String, needsPassword: Bool) {
         guard let error = qpdf_get_error(handle) else { return (log.text, false) }
         let message = qpdf_get_error_full_text(handle, error).map { String(cString: $0) } ?? log.text
         return (message, qpdf_get_error_code(handle, error) == qpdf_e_password)
@@ -202,7 +202,7 @@ public enum QPDF {
 }
 
 /// Collects what qpdf logs. Lives for one call; qpdf gets an unretained pointer to it.
-private final class MessageLog {
+final class MessageLog {
     var text = ""
 
     func makeLogger() -> qpdflogger_handle? {

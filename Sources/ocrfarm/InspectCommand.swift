@@ -6,17 +6,19 @@ import Leptonica
 struct InspectCommand: Command {
     static let name = "inspect"
     static let abstract = "Show what the correction stages find and do on one image (corners, rotation, skew…)."
-    static let arguments = "IMAGE"
+    static let arguments = "IMAGE|PDF"
     static let options: [OptionSpec] = [
         OptionSpec("--highlight", value: "OUT.png", "Write the image with everything outside the document tinted and the corners marked."),
         OptionSpec("--stages", value: "DIR", "Write each stage's image into DIR (01-decode.png, 02-segment.png, …)."),
         OptionSpec("--json", "Print the findings as JSON (default: a short summary)."),
         OptionSpec("--lang", value: "LANGS", "Languages the page would be read in (they guide the text-size scaling)."),
+        OptionSpec("--page", value: "N", "The page of a PDF or multi-page TIFF to inspect, from 1 (default: 1)."),
     ] + CorrectionOptions.specs
     static let discussion = """
     The stages run as they do before recognition: decode, segment (find the document in a photo), rectify
     (perspective), orient (0/90/180/270), deskew, dewarp (straighten curved text lines), scale (to the text size
-    the engine reads best) and enhance (lighting and contrast). Nothing is recognized.
+    the engine reads best) and enhance (lighting and contrast). Nothing is recognized. A PDF page (--page) is
+    rendered as the farm renders it, at the resolution of its images.
 
     Exit status: 0 inspected; 64 bad usage; 65 the image cannot be decoded; 66 the file cannot be read.
     """
@@ -25,6 +27,7 @@ struct InspectCommand: Command {
     let highlight: String?
     let stagesDirectory: String?
     let json: Bool
+    let page: Int
     let pageOptions: PageOptions
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -33,6 +36,7 @@ struct InspectCommand: Command {
         highlight = arguments.string("--highlight")
         stagesDirectory = arguments.string("--stages")
         json = arguments.flag("--json")
+        page = (try arguments.int("--page", range: 1...1_000_000) ?? 1) - 1
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
         pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages))
     }
@@ -46,7 +50,9 @@ struct InspectCommand: Command {
         }
         let decoded: DecodedPage
         do throws(PageFailure) {
-            decoded = try Decoder.decode(bytes)
+            // A PDF page is rendered as the farm renders it: at the resolution of its images.
+            decoded = try ImageFormat.sniff(bytes) == .pdf ? PageProcessor.decode(.pdf(bytes, index: page))
+                : Decoder.decode(bytes, page: page)
         } catch {
             let failure = error
             throw CommandFailure(.dataError, "\(path): \(failure.code): \(failure.message)")

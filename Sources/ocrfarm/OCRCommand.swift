@@ -5,7 +5,7 @@ import FarmPipeline
 struct OCRCommand: Command {
     static let name = "ocr"
     static let abstract = "OCR image files here and now, without a store (like `tesseract IMG stdout`, but faster)."
-    static let arguments = "IMAGE..."
+    static let arguments = "IMAGE|PDF..."
     static let options: [OptionSpec] = [
         OptionSpec("--lang", value: "LANGS",
                    "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
@@ -17,7 +17,8 @@ struct OCRCommand: Command {
         OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
     ] + CorrectionOptions.specs
     static let discussion = """
-    A multi-page TIFF gives one page per image. With several pages, text pages are separated by form feeds,
+    A multi-page TIFF gives one page per image, a PDF one page per page (rendered at the resolution of the
+    page's images, at most 600 dpi; pages without a large image at 300 dpi). With several pages, text pages are separated by form feeds,
     JSON holds {"pages": [...]}, hOCR and ALTO hold one page element each, and the PDF has one page per image.
     Bad files are reported one line each (file and reason) and the others still go through.
 

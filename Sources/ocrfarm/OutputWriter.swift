@@ -19,6 +19,9 @@ final class OutputWriter {
     private let pdfType: PDFType
     /// The merged PDF's title: the first page's file.
     private var pdfTitle: String?
+    /// Whether a page came from a PDF: such a page is the source's own, which may not be PDF/A, so the merged
+    /// document claims nothing (a single one keeps its source's catalog, and any claim the source made).
+    private var hasPDFPages = false
     private var finished = false
     private var writeError: Int32?
     private let languages: [String]
@@ -106,6 +109,7 @@ final class OutputWriter {
             do {
                 try pdf.append(rendering)
                 if pdfTitle == nil { pdfTitle = report.path }
+                if report.isPDF { hasPDFPages = true }
             } catch {
                 Console.error("ocrfarm: \(report.path): \(error.message)")
             }
@@ -174,7 +178,8 @@ final class OutputWriter {
         let document = pdfDirectory + "/document.pdf"
         do {
             // One page keeps its own metadata (made with the page); several get the document's.
-            try pdf.merge(into: document, metadata: pdf.pageCount > 1 ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil)
+            try pdf.merge(into: document, metadata: pdf.pageCount > 1
+                          ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: hasPDFPages ? .pdf : pdfType) : nil)
         } catch {
             throw CommandFailure(.software, error.message)
         }

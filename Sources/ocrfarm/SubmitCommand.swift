@@ -70,7 +70,8 @@ struct SubmitCommand: Command {
     static let discussion = """
     Folders are read recursively, files in natural order (page2 before page10). What a file is comes from its
     content, not its name: images (PNG, JPEG, TIFF, PNM, BMP, GIF, JPEG 2000, WebP) give one page each, or one per
-    page of a multi-page TIFF; PDFs give one page per page, rasterized at 300 dpi by the worker. In a folder, a file
+    page of a multi-page TIFF; PDFs give one page per page, rendered by the worker at the resolution of the page's
+    images (300 dpi without a large one), the page PDF being the page itself with the text laid over it. In a folder, a file
     that is neither by content nor by name (notes.txt, Thumbs.db, a .json) is left out and counted, as are hidden
     files (names starting with '.'); --verbose lists them. A file named as an image or PDF, or named on the command
     line, that is not one is recorded as a failed page with the reason, so `status` shows it. Documents are named
@@ -233,6 +234,8 @@ enum CorrectionOptions {
                    "pdfa-2b (PDF/A-2B: XMP metadata, sRGB OutputIntent, every font embedded; default) or pdf (plain)."),
         OptionSpec("--pdf-image", value: "IMAGE",
                    "original (the file's own image, losslessly, at its resolution) or corrected (the page rectified, upright and deskewed). Default: original for scans, corrected for photos."),
+        OptionSpec("--pdf-text", value: "MODE",
+                   "PDF pages that have text already: skip (kept as they are, their text stored; default), redo (read again, replacing ocrfarm's earlier text layer) or force (read, and text laid over theirs)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
     ]
@@ -268,6 +271,7 @@ enum CorrectionOptions {
         options.imageDPI = try arguments.int("--image-dpi", range: PageOptions.imageDPIRange)
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         options.pdfImage = try arguments.choice("--pdf-image", PDFImageChoice.allCases.map(\.rawValue)).flatMap(PDFImageChoice.init(rawValue:))
+        options.pdfText = try arguments.choice("--pdf-text", PDFTextMode.allCases.map(\.rawValue)).flatMap(PDFTextMode.init(rawValue:)) ?? .skip
         return options
     }
 }

@@ -165,7 +165,7 @@ struct OCRCommandTests {
     func usage() throws {
         let none = try Run.ocrfarm(["ocr"])
         #expect(none.status == 64)
-        #expect(none.stderr.contains("Usage: ocrfarm ocr IMAGE..."))
+        #expect(none.stderr.contains("Usage: ocrfarm ocr IMAGE|PDF..."))
         let badFormat = try Run.ocrfarm(["ocr", Fixtures.phototest, "--format", "docx"])
         #expect(badFormat.status == 64)
         #expect(badFormat.stderr.contains("--format must be one of"))
