@@ -422,9 +422,10 @@ async function pageView(id) {
   const transform = page.page && page.page.to_original;
   const size = transform && page.page.original_size ? page.page.original_size : [result.width, result.height];
   overlay.setAttribute("viewBox", "0 0 " + size[0] + " " + size[1]);
-  if (transform) {
-    const corners = [[0, 0], [result.width, 0], [result.width, result.height], [0, result.height]].map((c) => mapped(transform, c[0], c[1]));
-    overlay.append(svg("polygon", { class: "corners", id: "page-corners", points: corners.map((c) => c.join(",")).join(" ") }));
+  // A photo: the corners the segment stage found (in the original image's pixels) outline the page on it.
+  const segment = page.page && page.page.stages && page.page.stages.segment;
+  if (transform && segment && segment.full_frame === false && segment.corners) {
+    overlay.append(svg("polygon", { class: "corners", id: "page-corners", points: segment.corners.map((c) => c.join(",")).join(" ") }));
   }
   const tooltip = $("tooltip");
   let index = 0;

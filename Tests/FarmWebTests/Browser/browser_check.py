@@ -171,18 +171,27 @@ def check(config_path):
         time.sleep(0.3)
         image_rect = driver.execute_script("return document.getElementById('page-image').getBoundingClientRect().toJSON()")
         box_rect = driver.execute_script("return arguments[0].getBoundingClientRect().toJSON()", shape)
-        scale_x = image_rect["width"] / result["width"]
-        scale_y = image_rect["height"] / result["height"]
+        # The box is in the read image's pixels; the image shown is the original, which the page's transform
+        # (a homography; a scale when the page was only downscaled) maps onto.
+        m = (page["page"] or {}).get("to_original") or [1, 0, 0, 0, 1, 0, 0, 0, 1]
+        size = (page["page"] or {}).get("original_size") if (page["page"] or {}).get("to_original") else [result["width"], result["height"]]
+        scale_x = image_rect["width"] / size[0]
+        scale_y = image_rect["height"] / size[1]
         x, y, w, h = word["box"]
-        expected = {"left": image_rect["left"] + x * scale_x, "top": image_rect["top"] + y * scale_y,
-                    "width": w * scale_x, "height": h * scale_y}
+        corners = []
+        for cx, cy in [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]:
+            d = m[6] * cx + m[7] * cy + m[8]
+            corners.append(((m[0] * cx + m[1] * cy + m[2]) / d, (m[3] * cx + m[4] * cy + m[5]) / d))
+        xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+        expected = {"left": image_rect["left"] + min(xs) * scale_x, "top": image_rect["top"] + min(ys) * scale_y,
+                    "width": (max(xs) - min(xs)) * scale_x, "height": (max(ys) - min(ys)) * scale_y}
         for key in expected:
             if abs(box_rect[key] - expected[key]) > 1.5:
                 fail(f"box of {word['text']!r}: {key} {box_rect[key]:.1f}, expected {expected[key]:.1f} (scale {scale_x:.3f})")
         if abs(scale_x - 1) < 0.01:
             fail("the image is shown at its own size: the test would not see the scaling")
         ok(f"box of {word['text']!r} at {box_rect['left']:.1f},{box_rect['top']:.1f} {box_rect['width']:.1f}x{box_rect['height']:.1f} "
-           f"= its JSON box {word['box']} scaled by {scale_x:.3f}")
+           f"= its JSON box {word['box']} through to_original, scaled by {scale_x:.3f} to the shown image")
         shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("L")
         if shot.width != driver.execute_script("return window.innerWidth"):
             fail(f"screenshot width {shot.width} is not the viewport's CSS width")
