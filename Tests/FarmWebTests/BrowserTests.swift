@@ -19,7 +19,7 @@ enum Browser {
     static var pythonHasModules: Bool {
         (try? Run.process("/usr/bin/python3", ["-c", "import selenium, PIL"]))?.status == 0
     }
-    static var script: String { Fixtures.packageRoot + "/Tests/FarmWebTests/Browser/browser_check.py" }
+    static var script: String { Fixtures.packageRoot + "/Scripts/browser-check" }
 }
 
 @Suite("the dashboard and viewer in a real browser", .serialized)
@@ -31,12 +31,12 @@ struct BrowserTests {
         try #require(FileManager.default.isExecutableFile(atPath: Browser.driver), "chromium-driver (Debian) is needed")
         try #require(Browser.pythonHasModules, "python3-selenium and python3-pil (Debian) are needed")
 
-        // A real farm's store: a Chinese page, two English pages, a file that fails at submit, and one page whose
+        // A real farm's store: a Chinese page, two English pages, a photo, a file that fails at submit, and one page whose
         // result text is markup.
         let folder = TemporaryDirectory("browser")
         let store = folder.file("farm.db")
         let samples = Fixtures.packageRoot + "/Samples/pages/"
-        for arguments in [["--lang", "chi_sim+eng", samples + "cjk-000.png"], [samples + "clean-000.png", samples + "clean-001.png"]] {
+        for arguments in [["--lang", "chi_sim+eng", samples + "cjk-000.png"], [samples + "clean-000.png", samples + "clean-001.png", samples + "photo-000.jpg"]] {
             let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1"] + arguments, environment: ["OMP_THREAD_LIMIT": "1"])
             try #require(run.status == 0, "ocrfarm run: \(run.stderr)")
         }
@@ -62,7 +62,7 @@ struct BrowserTests {
             ("base", JSON("http://127.0.0.1:\(served.port)")), ("token", JSON(admin)), ("out", JSON(out)),
             ("status", before), ("requeue_code", JSON(code)),
             ("english_page", JSON(try firstPage("clean-000.png"))), ("chinese_page", JSON(try firstPage("cjk-000.png"))),
-            ("xss_pages", .array([JSON(xssPage)])),
+            ("xss_pages", .array([JSON(xssPage)])), ("photo_page", JSON(try firstPage("photo-000.jpg"))),
         ])
         let configFile = folder.write("config.json", text: config.rendered)
         let check = try Run.process("/usr/bin/python3", [Browser.script, "check", configFile])
