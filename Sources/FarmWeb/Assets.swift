@@ -215,12 +215,14 @@ async function refresh() {
   clear(rates);
   rates.append("Pages/s: last minute " + fmt(t.last_minute, 3) + ", last 10 min " + fmt(t.last_10_minutes, 3) +
     ", last hour " + fmt(t.last_hour, 3) + ", since the start " + fmt(t.overall, 3) + ". ");
-  // status gives an ETA only while a coordinator is live; without one there is nothing to estimate.
-  if (status.eta_seconds !== null && status.eta_seconds !== undefined && status.coordinator_running) {
-    rates.append(el("strong", { id: "eta", text: "ETA " + duration(status.eta_seconds) }));
-  } else {
-    rates.append(el("span", { id: "eta", class: "muted", text: "No ETA (no coordinator live)" }));
-  }
+  // The ETA as `ocrfarm status` words it: status gives a number only while a coordinator is live and pages go.
+  const remaining = status.pages.queued + status.pages.leased;
+  let eta;
+  if (status.eta_seconds === 0) eta = "ETA: nothing left to read";
+  else if (status.eta_seconds !== null && status.eta_seconds !== undefined) eta = "ETA " + duration(status.eta_seconds) + " (" + remaining + " pages left)";
+  else if (!status.coordinator_running) eta = "ETA: none, no coordinator is running (" + remaining + " pages wait)";
+  else eta = "ETA: unknown (" + remaining + " pages left; no page done in the last minute)";
+  rates.append(el("strong", { id: "eta", text: eta }));
   bars($("chart-minutes"), throughput.per_minute, "−60 min", "now");
   bars($("chart-hours"), throughput.per_hour, "−24 h", "now");
 
@@ -307,7 +309,11 @@ async function requeueReason(code, answer, failures) {
       }
       setTimeout(() => { done(); refresh(); }, 1500);
     });
-    answer.append(el("span", { class: "dry-run", text: "Would requeue " + dry.would_requeue + " page(s). " }), confirm, " ", cancel);
+    const examples = el("div", { class: "muted examples" }, "e.g. ");
+    for (const example of dry.examples.slice(0, 5)) {
+      examples.append(el("a", { href: "#/page/" + example.page_id, text: example.document + " p. " + example.page }), " ");
+    }
+    answer.append(el("span", { class: "dry-run", text: "Would requeue " + dry.would_requeue + " page(s). " }), confirm, " ", cancel, examples);
   } catch (error) {
     answer.append(el("span", { class: "error", text: error.message }));
     done();
