@@ -74,7 +74,14 @@ struct BrowserTests {
         let failed = before["pages"]?["failed"]?.intValue ?? 0
         #expect(failed > 0 && after["pages"]?["failed"]?.intValue == 0, "\(after["pages"] ?? .null)")
         #expect(after["pages"]?["queued"]?.intValue == (before["pages"]?["queued"]?.intValue ?? 0) + failed)
-        for name in ["dashboard.png", "page.png"] {
+        // A coordinator takes the requeued page up: `run` with no files goes on with the queue, and the page is
+        // tried again (it fails again: it is still not an image).
+        let resumed = try Run.ocrfarm(["run", "--store", store, "--workers", "1"], environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(resumed.status == 0 || resumed.status == 65, "\(resumed.stderr)")
+        let brokenPage = try #require(documents.first { $0["name"]?.stringValue == "broken.png" }?["id"]?.intValue)
+        let retried = try served.call("/api/documents/\(brokenPage)/pages").json?["pages"]?[0]
+        #expect(retried?["attempts"]?.intValue ?? 0 >= 2 && retried?["state"]?.stringValue == "failed", "\(retried ?? .null)")
+        for name in ["dashboard.png", "page.png", "photo.png"] {
             #expect(FileManager.default.fileExists(atPath: out + "/" + name), "screenshot \(name)")
         }
     }
