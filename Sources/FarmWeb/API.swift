@@ -62,6 +62,7 @@ final class API: Sendable {
         guard request.method == "GET" || request.method == "HEAD" || isWrite else {
             return Self.error(405, "only GET, HEAD and POST", headers: [("Allow", "GET, HEAD, POST")])
         }
+        if !isWrite, let asset = ui(segments) { return asset }
         if let refused = authorize(request, write: isWrite) { return refused }
         do {
             switch (request.method, segments.first ?? "", segments.dropFirst().first) {
@@ -88,6 +89,20 @@ final class API: Sendable {
         } catch {
             return Self.error(500, "\(error)")
         }
+    }
+
+    /// `/` and `/ui/{app.js,app.css}`: the dashboard and viewer (Assets.swift). They hold no store data, so they
+    /// are served without a token (a browser cannot send one for a page it opens); every API call the page makes
+    /// carries the token the user typed, as a Bearer header.
+    private func ui(_ segments: [String]) -> HTTPResponse? {
+        let name: String
+        switch segments.count {
+        case 1 where segments[0].isEmpty: name = "index.html"
+        case 2 where segments[0] == "ui": name = segments[1]
+        default: return nil
+        }
+        guard let file = Assets.file(name) else { return Self.error(404, "no such file: /ui/\(name)") }
+        return .text(200, file.body, contentType: file.type)
     }
 
     private func read(_ path: [String], _ request: HTTPRequest) throws -> HTTPResponse {
@@ -590,6 +605,14 @@ final class OncePerSecond: @unchecked Sendable {
     // that arrive while it is made wait for it instead of making their own.
     private var mutex = pthread_mutex_t()
     private var kept: [String: (at: Int64, response: HTTPResponse)] = [:]
+    private var madeCount = 0
+
+    /// How many answers were made (store queries run) since the start: what the one-second cache saves is seen here.
+    var made: Int {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return madeCount
+    }
 
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
@@ -600,6 +623,7 @@ final class OncePerSecond: @unchecked Sendable {
         let now = Clock.monotonicMilliseconds
         if let kept = kept[key], now - kept.at < 1000 { return kept.response }
         let response = try make()
+        madeCount += 1
         if response.status == 200 { kept[key] = (now, response) }
         return response
     }

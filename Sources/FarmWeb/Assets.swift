@@ -1,0 +1,524 @@
+/// The dashboard and viewer's files, compiled into the binary: no build step, nothing fetched at run time. They
+/// are served as separate files from /ui/ so the Content-Security-Policy ("default-src 'self'") can forbid any
+/// inline script or style.
+enum Assets {
+    /// The one HTML page: the dashboard and the viewer are views of it, picked by the URL's #fragment.
+    static let indexHTML = ##"""
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ocrfarm</title>
+<link rel="stylesheet" href="/ui/app.css">
+<script src="/ui/app.js" defer></script>
+</head>
+<body>
+<header>
+  <strong class="brand">ocrfarm</strong>
+  <nav>
+    <a href="#/" id="nav-dashboard">Dashboard</a>
+    <a href="#/documents" id="nav-documents">Documents</a>
+  </nav>
+  <form id="search-form" role="search">
+    <input id="search-box" type="search" placeholder="Search (press /)" aria-label="Search the pages">
+  </form>
+  <label class="token">Token <input id="token" type="password" autocomplete="off" aria-label="API token (admin for requeue)"></label>
+</header>
+<main id="view"></main>
+<div id="tooltip" class="tooltip" hidden></div>
+</body>
+</html>
+"""##
+
+    /// The style sheet (a file, not inline style: the CSP allows no 'unsafe-inline').
+    static let css = ##"""
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f4f5f8; }
+header { display: flex; gap: 16px; align-items: center; padding: 8px 16px; background: #1d2330; color: #fff; }
+header a { color: #cfe0ff; margin-right: 12px; text-decoration: none; }
+header a.current { color: #fff; font-weight: 600; }
+.brand { font-size: 16px; }
+#search-form { flex: 1; }
+#search-box { width: 100%; max-width: 420px; padding: 4px 8px; }
+.token { font-size: 12px; color: #cfd3dc; }
+main { padding: 16px; }
+h2 { margin: 8px 0; font-size: 16px; }
+section.card { background: #fff; border: 1px solid #dde1ea; border-radius: 6px; padding: 12px; margin-bottom: 12px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; }
+.counts { display: flex; gap: 12px; flex-wrap: wrap; }
+.count { min-width: 90px; padding: 8px; border-radius: 4px; background: #eef1f7; text-align: center; }
+.count b { display: block; font-size: 22px; }
+.count.failed b { color: #b3261e; } .count.done b { color: #1b7f3b; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eceef3; vertical-align: top; }
+.state-alive { color: #1b7f3b; } .state-silent { color: #b26a00; } .state-gone { color: #b3261e; }
+svg.chart { width: 100%; height: 120px; background: #fafbfd; }
+svg.chart rect { fill: #4a78d6; }
+svg.chart text { font-size: 10px; fill: #667; }
+.muted { color: #667; }
+.error { color: #b3261e; }
+button { cursor: pointer; }
+.pager { margin-top: 8px; display: flex; gap: 8px; }
+mark { background: #ffe27a; }
+.hit { margin: 8px 0; }
+.pageview { display: flex; gap: 16px; align-items: flex-start; }
+.stage { position: relative; flex: 0 0 auto; width: 55%; max-width: 900px; }
+.stage img { display: block; width: 100%; height: auto; }
+.stage svg { position: absolute; left: 0; top: 0; width: 100%; height: 100%; }
+.stage svg .word { fill: rgba(74, 120, 214, 0.06); stroke: rgba(40, 90, 220, 0.8); stroke-width: 1px; }
+.stage svg .word.low { fill: rgba(255, 140, 0, 0.22); stroke: rgba(220, 110, 0, 0.9); }
+.stage svg .word.selected { stroke: #d0021b; stroke-width: 3px; }
+.stage svg .corners { fill: none; stroke: #00a86b; stroke-width: 3px; }
+.stage svg * { vector-effect: non-scaling-stroke; }
+.text { flex: 1; background: #fff; border: 1px solid #dde1ea; padding: 12px; max-height: 80vh; overflow: auto; }
+.text .line { margin: 0 0 4px; }
+.text .w { cursor: pointer; border-radius: 2px; }
+.text .w.low { background: #ffe6c7; }
+.text .w.selected { outline: 2px solid #d0021b; }
+.tooltip { position: fixed; pointer-events: none; background: #1d2330; color: #fff; padding: 4px 8px; border-radius: 4px; font-size: 12px; max-width: 320px; z-index: 10; }
+.downloads a { margin-right: 10px; }
+.nav-pages { margin: 8px 0; }
+.nav-pages a { margin-right: 12px; }
+.requeue-answer { margin-left: 8px; }
+"""##
+
+    /// The script: it reads the JSON API and builds the views; page text goes in as textContent only.
+    static let javascript = ##"""
+// ocrfarm's dashboard and viewer. Every text that comes from the store (page text, words, names, messages) is
+// put in the page with textContent or as an attribute value, never as HTML: the page text is whatever a scan said.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+const LOW_CONFIDENCE = 60;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+  }
+  return node;
+}
+
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  return node;
+}
+
+// The admin token lives in sessionStorage (gone when the tab closes) and goes out only as a Bearer header. The
+// server never reads cookies, so another site cannot make this browser write (no CSRF).
+function token() { return sessionStorage.getItem("ocrfarm-token") || ""; }
+
+async function api(path, options) {
+  const init = Object.assign({ headers: {} }, options || {});
+  if (token()) init.headers["Authorization"] = "Bearer " + token();
+  const response = await fetch(path, init);
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok) throw new Error((body && body.error) || ("HTTP " + response.status));
+  return body;
+}
+
+function fmt(number, places) {
+  if (number === null || number === undefined) return "–";
+  return Number(number).toFixed(places === undefined ? 1 : places);
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  const s = Math.round(seconds);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+}
+
+let poller = null;
+let current = null;   // the page view's data, for the keyboard
+
+function view() { return $("view"); }
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+// MARK: Routing: #/, #/documents[/AFTER], #/document/ID, #/page/ID, #/search/QUERY
+
+function route() {
+  if (poller) { clearInterval(poller); poller = null; }
+  current = null;
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const parts = hash.split("/").filter((p) => p.length > 0);
+  for (const id of ["nav-dashboard", "nav-documents"]) $(id).classList.remove("current");
+  clear(view());
+  if (parts.length === 0) { $("nav-dashboard").classList.add("current"); dashboard(); return; }
+  if (parts[0] === "documents") { $("nav-documents").classList.add("current"); documents(parts[1] || ""); return; }
+  if (parts[0] === "document" && parts[1]) { documentPages(parts[1], parts[2] || ""); return; }
+  if (parts[0] === "page" && parts[1]) { pageView(parts[1]); return; }
+  if (parts[0] === "search") {
+    const query = decodeURIComponent(parts.slice(1).join("/"));
+    $("search-box").value = query;
+    search(query);
+    return;
+  }
+  view().append(el("p", { class: "error", text: "No such view." }));
+}
+
+// MARK: Dashboard
+
+function dashboard() {
+  const root = view();
+  const counts = el("section", { class: "card", id: "states" }, el("h2", { text: "Pages by state" }), el("div", { class: "counts", id: "counts" }));
+  const rates = el("section", { class: "card" }, el("h2", { text: "Throughput" }),
+    el("div", { id: "rates", class: "muted" }),
+    el("div", { class: "muted", text: "Last hour, pages per minute" }), chartBox("chart-minutes"),
+    el("div", { class: "muted", text: "Last day, pages per hour" }), chartBox("chart-hours"));
+  const workers = el("section", { class: "card" }, el("h2", { text: "Workers" }), el("div", { id: "workers" }));
+  const failures = el("section", { class: "card" }, el("h2", { text: "Failures" }), el("div", { id: "failures" }));
+  const stages = el("section", { class: "card" }, el("h2", { text: "Stage timings" }), el("div", { id: "stages" }));
+  root.append(el("div", { class: "muted", id: "updated" }), counts, el("div", { class: "grid" }, rates, workers, failures, stages));
+  refresh();
+  // The server answers /api/status and /api/throughput from a one-second cache, so any number of browsers polling
+  // costs the store at most one query of each per second.
+  poller = setInterval(refresh, 2000);
+}
+
+function chartBox(id) {
+  const node = svg("svg", { class: "chart", id: id, viewBox: "0 0 600 120", preserveAspectRatio: "none" });
+  return node;
+}
+
+async function refresh() {
+  let status, throughput;
+  try {
+    [status, throughput] = await Promise.all([api("/api/status"), api("/api/throughput")]);
+  } catch (error) {
+    if ($("updated")) $("updated").textContent = "Cannot read the status: " + error.message;
+    return;
+  }
+  if (!$("counts")) return;
+  $("updated").textContent = "Updated " + status.generated_at + (status.coordinator_running ? " · coordinator running" : " · no coordinator running");
+  const counts = $("counts");
+  clear(counts);
+  for (const state of ["total", "queued", "leased", "done", "failed"]) {
+    counts.append(el("div", { class: "count " + state }, el("b", { id: "count-" + state, text: String(status.pages[state]) }), state));
+  }
+  counts.append(el("div", { class: "count" }, el("b", { id: "count-documents", text: String(status.documents) }), "documents"));
+
+  const t = status.throughput;
+  const rates = $("rates");
+  clear(rates);
+  rates.append("Pages/s: last minute " + fmt(t.last_minute, 3) + ", last 10 min " + fmt(t.last_10_minutes, 3) +
+    ", last hour " + fmt(t.last_hour, 3) + ", since the start " + fmt(t.overall, 3) + ". ");
+  // The ETA as `ocrfarm status` words it: status gives a number only while a coordinator is live and pages go.
+  const remaining = status.pages.queued + status.pages.leased;
+  let eta;
+  if (status.eta_seconds === 0) eta = "ETA: nothing left to read";
+  else if (status.eta_seconds !== null && status.eta_seconds !== undefined) eta = "ETA " + duration(status.eta_seconds) + " (" + remaining + " pages left)";
+  else if (!status.coordinator_running) eta = "ETA: none, no coordinator is running (" + remaining + " pages wait)";
+  else eta = "ETA: unknown (" + remaining + " pages left; no page done in the last minute)";
+  rates.append(el("strong", { id: "eta", text: eta }));
+  bars($("chart-minutes"), throughput.per_minute, "−60 min", "now");
+  bars($("chart-hours"), throughput.per_hour, "−24 h", "now");
+
+  const workers = $("workers");
+  clear(workers);
+  if (status.workers.length === 0) workers.append(el("p", { class: "muted", text: "No workers have registered." }));
+  else {
+    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Host", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
+    for (const w of status.workers) {
+      table.append(el("tr", {}, el("td", { text: w.host }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
+        el("td", { text: String(w.pages_done) }), el("td", { text: String(w.pages_failed) }),
+        el("td", { text: duration(w.seconds_since_seen) + " ago" }), el("td", { class: "state-" + w.state, text: w.state })));
+    }
+    workers.append(table);
+  }
+
+  const failures = $("failures");
+  if (!failures.dataset.busy) {
+    clear(failures);
+    if (status.failures.length === 0) failures.append(el("p", { class: "muted", text: "No failed pages." }));
+    else {
+      const table = el("table", { id: "failures-table" }, el("tr", {}, ...["Reason", "Pages", "Example", ""].map((h) => el("th", { text: h }))));
+      for (const f of status.failures) {
+        const example = f.example
+          ? el("span", {}, el("a", { href: "#/page/" + f.example.page_id, text: f.example.document + " p. " + f.example.page }), " ", el("span", { class: "muted", text: f.example.message || "" }))
+          : el("span", { class: "muted", text: "–" });
+        const answer = el("span", { class: "requeue-answer" });
+        const button = el("button", { class: "requeue", "data-code": f.code, text: "Requeue…" });
+        button.addEventListener("click", () => requeueReason(f.code, answer, failures));
+        table.append(el("tr", { "data-code": f.code }, el("td", { text: f.code }), el("td", { text: String(f.count) }), el("td", {}, example), el("td", {}, button, answer)));
+      }
+      failures.append(table);
+    }
+  }
+
+  const stages = $("stages");
+  clear(stages);
+  const table = el("table", { id: "stages-table" }, el("tr", {}, ...["Stage", "p50 ms", "p95 ms"].map((h) => el("th", { text: h }))));
+  for (const s of status.stage_times.stages) table.append(el("tr", {}, el("td", { text: s.stage }), el("td", { text: fmt(s.p50_ms) }), el("td", { text: fmt(s.p95_ms) })));
+  stages.append(table, el("div", { class: "muted", text: "over the last " + status.stage_times.sample + " results" }));
+}
+
+// Bars of a count series, oldest first, drawn into an SVG.
+function bars(chart, values, left, right) {
+  clear(chart);
+  const most = Math.max(1, ...values);
+  const width = 600 / values.length;
+  values.forEach((value, index) => {
+    const height = (value / most) * 100;
+    const bar = svg("rect", { x: index * width + 1, y: 105 - height, width: Math.max(1, width - 2), height: height });
+    const title = svg("title");
+    title.textContent = value + " pages";
+    bar.append(title);
+    chart.append(bar);
+  });
+  const top = svg("text", { x: 2, y: 10 }); top.textContent = "max " + most;
+  const l = svg("text", { x: 2, y: 118 }); l.textContent = left;
+  const r = svg("text", { x: 575, y: 118 }); r.textContent = right;
+  chart.append(top, l, r);
+}
+
+// A requeue by reason: a dry run first shows how many pages it would move, then a confirm button does it.
+async function requeueReason(code, answer, failures) {
+  clear(answer);
+  failures.dataset.busy = "1";
+  const done = () => { delete failures.dataset.busy; };
+  if (!token()) {
+    answer.append(el("span", { class: "error", text: "Enter an admin token above first." }));
+    done();
+    return;
+  }
+  try {
+    const dry = await api("/api/requeue", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: code, dry_run: true }) });
+    const confirm = el("button", { class: "confirm", text: "Confirm: requeue " + dry.would_requeue + " page(s)" });
+    const cancel = el("button", { class: "cancel", text: "Cancel" });
+    cancel.addEventListener("click", () => { clear(answer); done(); });
+    confirm.addEventListener("click", async () => {
+      clear(answer);
+      try {
+        const result = await api("/api/requeue", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: code }) });
+        answer.append(el("span", { class: "requeued", text: "Requeued " + result.requeued + " page(s)." }));
+      } catch (error) {
+        answer.append(el("span", { class: "error", text: error.message }));
+      }
+      setTimeout(() => { done(); refresh(); }, 1500);
+    });
+    const examples = el("div", { class: "muted examples" }, "e.g. ");
+    for (const example of dry.examples.slice(0, 5)) {
+      examples.append(el("a", { href: "#/page/" + example.page_id, text: example.document + " p. " + example.page }), " ");
+    }
+    answer.append(el("span", { class: "dry-run", text: "Would requeue " + dry.would_requeue + " page(s). " }), confirm, " ", cancel, examples);
+  } catch (error) {
+    answer.append(el("span", { class: "error", text: error.message }));
+    done();
+  }
+}
+
+// MARK: Documents
+
+async function documents(after) {
+  const root = view();
+  root.append(el("h2", { text: "Documents" }));
+  let list;
+  try { list = await api("/api/documents?limit=25" + (after ? "&after=" + encodeURIComponent(after) : "")); }
+  catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
+  const table = el("table", { id: "documents-table" }, el("tr", {}, ...["Document", "Pages", "Done", "Failed", "Progress", "Quality (mean / lowest)"].map((h) => el("th", { text: h }))));
+  for (const d of list.documents) {
+    table.append(el("tr", {}, el("td", {}, el("a", { href: "#/document/" + d.id, text: d.name })), el("td", { text: String(d.pages.total) }),
+      el("td", { text: String(d.pages.done) }), el("td", { text: String(d.pages.failed) }),
+      el("td", {}, el("progress", { max: "1", value: String(d.progress) }), " " + Math.round(d.progress * 100) + "%"),
+      el("td", { text: d.quality.measured ? fmt(d.quality.mean, 3) + " / " + fmt(d.quality.min, 3) : "–" })));
+  }
+  root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
+    after ? el("a", { href: "#/documents", text: "⇤ first" }) : null,
+    list.next !== null ? el("a", { href: "#/documents/" + list.next, id: "documents-next", text: "next →" }) : null)));
+}
+
+async function documentPages(id, after) {
+  const root = view();
+  let list;
+  try { list = await api("/api/documents/" + encodeURIComponent(id) + "/pages?limit=100" + (after ? "&after=" + encodeURIComponent(after) : "")); }
+  catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
+  root.append(el("h2", { text: list.document.name + " (" + list.document.page_count + " pages)" }));
+  const table = el("table", {}, el("tr", {}, ...["Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
+  for (const p of list.pages) {
+    table.append(el("tr", {}, el("td", {}, el("a", { href: "#/page/" + p.id, text: "page " + p.number })), el("td", { text: p.state }),
+      el("td", { text: fmt(p.mean_confidence) }), el("td", { text: fmt(p.quality, 3) }),
+      el("td", { text: p.failure ? p.failure.code + ": " + (p.failure.message || "") : "" })));
+  }
+  root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
+    list.next !== null ? el("a", { href: "#/document/" + id + "/" + list.next, text: "next →" }) : null)));
+}
+
+// MARK: Search
+
+async function search(query) {
+  const root = view();
+  root.append(el("h2", {}, "Search: ", el("span", { id: "search-query", text: query })));
+  if (!query.trim()) return;
+  let found;
+  try { found = await api("/api/search?limit=50&q=" + encodeURIComponent(query)); }
+  catch (error) { root.append(el("p", { class: "error", id: "search-error", text: error.message })); return; }
+  root.append(el("p", { class: "muted", id: "search-total", text: found.total + " page(s), ranked by " + found.order }));
+  if (found.documents.length) {
+    root.append(el("p", {}, "Documents named so: ", ...found.documents.map((d) => el("a", { href: "#/document/" + d.id, text: d.name + " " }))));
+  }
+  const hits = el("div", { id: "hits" });
+  for (const hit of found.hits) {
+    const snippet = el("div", { class: "snippet" });
+    for (const part of hit.snippet) snippet.append(part.match ? el("mark", { text: part.text }) : document.createTextNode(part.text));
+    hits.append(el("div", { class: "hit card", "data-page": String(hit.page_id) },
+      el("a", { href: "#/page/" + hit.page_id, text: hit.document.name + " — page " + hit.page }), snippet));
+  }
+  root.append(hits);
+}
+
+// MARK: Page view
+
+// The homography (row-major 3×3) from the read page to the original image.
+function mapped(m, x, y) {
+  const w = m[6] * x + m[7] * y + m[8];
+  return [(m[0] * x + m[1] * y + m[2]) / w, (m[3] * x + m[4] * y + m[5]) / w];
+}
+
+function wordsOf(structure) {
+  const lines = [];
+  for (const block of (structure && structure.blocks) || []) {
+    for (const paragraph of block.paragraphs || []) {
+      for (const line of paragraph.lines || []) lines.push(line.words || []);
+    }
+  }
+  return lines;
+}
+
+async function pageView(id) {
+  const root = view();
+  let page;
+  try { page = await api("/api/pages/" + encodeURIComponent(id)); }
+  catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
+  current = page;
+  const title = el("h2", {}, el("a", { href: "#/document/" + page.document.id, text: page.document.name || "" }), " — page " + page.number + " (" + page.state + ")");
+  const nav = el("div", { class: "nav-pages" },
+    page.previous ? el("a", { href: "#/page/" + page.previous, id: "previous-page", text: "← previous (k)" }) : el("span", { class: "muted", text: "first page " }),
+    page.next ? el("a", { href: "#/page/" + page.next, id: "next-page", text: "next (j) →" }) : el("span", { class: "muted", text: " last page" }));
+  const downloads = el("div", { class: "downloads" }, "Download: ");
+  for (const name of ["pdf", "text", "hocr", "alto", "page", "json"]) {
+    if (page.links[name]) downloads.append(el("a", { href: page.links[name], download: "", text: name === "page" ? "PAGE" : name.toUpperCase() }));
+  }
+  root.append(title, nav, downloads);
+  if (page.failure) root.append(el("p", { class: "error", text: page.failure.code + ": " + (page.failure.message || "") }));
+  const result = page.result;
+  const stage = el("div", { class: "stage" });
+  const image = el("img", { id: "page-image", alt: "page " + page.number, src: page.links.image });
+  const overlay = svg("svg", { id: "overlay", preserveAspectRatio: "none" });
+  stage.append(image, overlay);
+  const text = el("div", { class: "text", id: "page-text" });
+  root.append(el("div", { class: "pageview" }, stage, text));
+  if (!result) { text.append(el("p", { class: "muted", text: "Not read yet." })); return; }
+
+  // The words' boxes are in the read image's pixels. When the page was a photo straightened by a perspective
+  // correction, the image served is the original photo: boxes go through the page's transform to their corners
+  // there, and the found page corners are drawn too.
+  const transform = page.page && page.page.to_original;
+  const size = transform && page.page.original_size ? page.page.original_size : [result.width, result.height];
+  overlay.setAttribute("viewBox", "0 0 " + size[0] + " " + size[1]);
+  // A photo: the corners the segment stage found (in the original image's pixels) outline the page on it.
+  const segment = page.page && page.page.stages && page.page.stages.segment;
+  if (transform && segment && segment.full_frame === false && segment.corners) {
+    overlay.append(svg("polygon", { class: "corners", id: "page-corners", points: segment.corners.map((c) => c.join(",")).join(" ") }));
+  }
+  const tooltip = $("tooltip");
+  let index = 0;
+  const shapes = [];
+  const spans = [];
+  const select = (i, scroll) => {
+    for (const node of overlay.querySelectorAll(".selected")) node.classList.remove("selected");
+    for (const node of text.querySelectorAll(".selected")) node.classList.remove("selected");
+    shapes[i].classList.add("selected");
+    spans[i].classList.add("selected");
+    if (scroll === "image") shapes[i].scrollIntoView({ block: "center", inline: "nearest" });
+    if (scroll === "text") spans[i].scrollIntoView({ block: "nearest" });
+  };
+  for (const line of wordsOf(result.structure)) {
+    const paragraph = el("p", { class: "line" });
+    for (const word of line) {
+      const i = index++;
+      const [x, y, w, h] = word.box;
+      const low = word.confidence < LOW_CONFIDENCE;
+      let shape;
+      if (transform) {
+        const quad = [[x, y], [x + w, y], [x + w, y + h], [x, y + h]].map((c) => mapped(transform, c[0], c[1]));
+        shape = svg("polygon", { points: quad.map((c) => c.join(",")).join(" ") });
+      } else {
+        shape = svg("rect", { x: x, y: y, width: w, height: h });
+      }
+      shape.setAttribute("class", "word" + (low ? " low" : ""));
+      shape.setAttribute("data-index", String(i));
+      const span = el("span", { class: "w" + (low ? " low" : ""), "data-index": String(i), text: word.text });
+      const alternatives = (word.candidates || []).filter((c) => c.text !== word.text).map((c) => c.text + " (" + fmt(c.confidence) + ")");
+      const describe = (event) => {
+        tooltip.textContent = word.text + " · confidence " + fmt(word.confidence) + (alternatives.length ? " · alternatives: " + alternatives.join(", ") : "");
+        tooltip.hidden = false;
+        tooltip.style.left = (event.clientX + 12) + "px";
+        tooltip.style.top = (event.clientY + 12) + "px";
+      };
+      for (const node of [shape, span]) {
+        node.addEventListener("mousemove", describe);
+        node.addEventListener("mouseleave", () => { tooltip.hidden = true; });
+      }
+      shape.addEventListener("click", () => select(i, "text"));
+      span.addEventListener("click", () => select(i, "image"));
+      shapes.push(shape);
+      spans.push(span);
+      overlay.append(shape);
+      paragraph.append(span, " ");
+    }
+    text.append(paragraph);
+  }
+  if (index === 0) text.append(el("pre", { text: result.text }));
+  text.append(el("p", { class: "muted", text: "Mean confidence " + fmt(result.mean_confidence) + (result.quality !== null ? ", quality " + fmt(result.quality, 3) : "") + " · " + result.engine }));
+}
+
+// MARK: Keyboard and start
+
+function typing(event) {
+  const target = event.target;
+  return target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable);
+}
+
+document.addEventListener("keydown", (event) => {
+  if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "/") { event.preventDefault(); $("search-box").focus(); $("search-box").select(); return; }
+  if (!current) return;
+  if ((event.key === "j" || event.key === "ArrowRight") && current.next) location.hash = "#/page/" + current.next;
+  if ((event.key === "k" || event.key === "ArrowLeft") && current.previous) location.hash = "#/page/" + current.previous;
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").value = token();
+  $("token").addEventListener("input", () => sessionStorage.setItem("ocrfarm-token", $("token").value.trim()));
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = "#/search/" + encodeURIComponent($("search-box").value);
+  });
+  window.addEventListener("hashchange", route);
+  route();
+});
+"""##
+
+    /// The file served for a /ui/ name, with its type; nil for any other name (nothing here maps to a file).
+    static func file(_ name: String) -> (body: String, type: String)? {
+        switch name {
+        case "app.js": (javascript, "text/javascript; charset=utf-8")
+        case "app.css": (css, "text/css; charset=utf-8")
+        case "index.html": (indexHTML, "text/html; charset=utf-8")
+        default: nil
+        }
+    }
+}

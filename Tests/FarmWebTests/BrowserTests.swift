@@ -1,0 +1,130 @@
+import Testing
+import FarmCore
+import TestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import FarmWeb
+
+/// What the browser test needs: Debian's chromium, chromium-driver, python3-selenium and python3-pil (Scripts/test
+/// installs them). Under OCRFARM_REQUIRE_ALL_TESTS=1 the test always runs, so a missing one fails it.
+enum Browser {
+    static let chromium = "/usr/bin/chromium"
+    static let driver = "/usr/bin/chromedriver"
+    static var available: Bool {
+        Capabilities.allRequired || (FileManager.default.isExecutableFile(atPath: chromium)
+            && FileManager.default.isExecutableFile(atPath: driver) && pythonHasModules)
+    }
+    static var pythonHasModules: Bool {
+        (try? Run.process("/usr/bin/python3", ["-c", "import selenium, PIL"]))?.status == 0
+    }
+    static var script: String { Fixtures.packageRoot + "/Scripts/browser-check" }
+}
+
+@Suite("the dashboard and viewer in a real browser", .serialized)
+struct BrowserTests {
+    @Test("dashboard counts, requeue, search, word boxes and XSS pages in headless chromium against a real farm's store",
+          .enabled(if: Browser.available), .timeLimit(.minutes(10)))
+    func browser() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Browser.chromium), "chromium (Debian) is needed")
+        try #require(FileManager.default.isExecutableFile(atPath: Browser.driver), "chromium-driver (Debian) is needed")
+        try #require(Browser.pythonHasModules, "python3-selenium and python3-pil (Debian) are needed")
+
+        // A real farm's store: a Chinese page, two English pages, a photo, a file that fails at submit, and one page whose
+        // result text is markup.
+        let folder = TemporaryDirectory("browser")
+        let store = folder.file("farm.db")
+        let samples = Fixtures.packageRoot + "/Samples/pages/"
+        for arguments in [["--lang", "chi_sim+eng", samples + "cjk-000.png"], [samples + "clean-000.png", samples + "clean-001.png", samples + "photo-000.jpg"]] {
+            let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1"] + arguments, environment: ["OMP_THREAD_LIMIT": "1"])
+            try #require(run.status == 0, "ocrfarm run: \(run.stderr)")
+        }
+        let bad = folder.write("broken.png", Array("not an image at all".utf8))
+        let submit = try Run.ocrfarm(["submit", "--store", store, bad])
+        try #require(submit.status == 0 || submit.status == 65, "ocrfarm submit: \(submit.stderr)")
+        let xss = try Run.process("/usr/bin/python3", [Browser.script, "xss", store])
+        try #require(xss.status == 0, "xss page: \(xss.stderr)")
+        let xssPage = try #require(Int(xss.text.trimmingCharacters(in: .whitespacesAndNewlines)))
+
+        let before = try JSON.parse(Array(try Run.ocrfarm(["status", "--store", store, "--json"]).stdout))
+        let code = try #require(before["failures"]?[0]?["code"]?.stringValue, "a failed page to requeue")
+        let admin = try makeToken(store, "admin")
+        let served = try Served(store: store, log: folder.file("serve.log"))
+        let documents = try #require(served.call("/api/documents").json?["documents"]?.arrayValue)
+        func firstPage(_ name: String) throws -> Int {
+            let document = try #require(documents.first { $0["name"]?.stringValue == name }?["id"]?.intValue)
+            return try #require(served.call("/api/documents/\(document)/pages").json?["pages"]?[0]?["id"]?.intValue)
+        }
+        let out = Fixtures.packageRoot + "/.build/test-output/browser"
+        try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let config: JSON = .object([
+            ("base", JSON("http://127.0.0.1:\(served.port)")), ("token", JSON(admin)), ("out", JSON(out)),
+            ("status", before), ("requeue_code", JSON(code)),
+            ("english_page", JSON(try firstPage("clean-000.png"))), ("chinese_page", JSON(try firstPage("cjk-000.png"))),
+            ("xss_pages", .array([JSON(xssPage)])), ("photo_page", JSON(try firstPage("photo-000.jpg"))),
+        ])
+        let configFile = folder.write("config.json", text: config.rendered)
+        let check = try Run.process("/usr/bin/python3", [Browser.script, "check", configFile])
+        print(check.text)
+        #expect(check.status == 0, "browser check:\n\(check.text)\n\(check.stderr)")
+
+        // The requeue the UI made reached the store: the failed page is queued again.
+        let after = try JSON.parse(Array(try Run.ocrfarm(["status", "--store", store, "--json"]).stdout))
+        let failed = before["pages"]?["failed"]?.intValue ?? 0
+        #expect(failed > 0 && after["pages"]?["failed"]?.intValue == 0, "\(after["pages"] ?? .null)")
+        #expect(after["pages"]?["queued"]?.intValue == (before["pages"]?["queued"]?.intValue ?? 0) + failed)
+        // A coordinator takes the requeued page up: `run` with no files goes on with the queue, and the page is
+        // tried again (it fails again: it is still not an image).
+        let resumed = try Run.ocrfarm(["run", "--store", store, "--workers", "1"], environment: ["OMP_THREAD_LIMIT": "1"])
+        #expect(resumed.status == 0 || resumed.status == 65, "\(resumed.stderr)")
+        let brokenPage = try #require(documents.first { $0["name"]?.stringValue == "broken.png" }?["id"]?.intValue)
+        let retried = try served.call("/api/documents/\(brokenPage)/pages").json?["pages"]?[0]
+        #expect(retried?["attempts"]?.intValue ?? 0 >= 2 && retried?["state"]?.stringValue == "failed", "\(retried ?? .null)")
+        for name in ["dashboard.png", "page.png", "photo.png"] {
+            #expect(FileManager.default.fileExists(atPath: out + "/" + name), "screenshot \(name)")
+        }
+    }
+
+    @Test("the UI files are served with the CSP and no inline script or style; other /ui/ names are 404")
+    func files() throws {
+        let folder = TemporaryDirectory("ui-files")
+        let store = folder.file("farm.db")
+        let submit = try Run.ocrfarm(["submit", "--store", store, folder.write("broken.png", Array("no image".utf8))])
+        #expect(submit.status == 0 || submit.status == 65, "\(submit.stderr)")
+        let served = try Served(store: store, log: folder.file("serve.log"))
+        let index = try served.call("/")
+        #expect(index.status == 200 && index.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(index.header("Content-Security-Policy")?.hasPrefix("default-src 'self'") == true)
+        #expect(index.body.contains("<script src=\"/ui/app.js\" defer></script>"))
+        #expect(!index.body.contains("style=") && !index.body.contains("onclick") && index.body.components(separatedBy: "<script").count == 2)
+        let script = try served.call("/ui/app.js")
+        #expect(script.status == 200 && script.header("Content-Type") == "text/javascript; charset=utf-8")
+        #expect(!script.body.contains("innerHTML") && !script.body.contains("eval("), "page text goes in as textContent only")
+        #expect(try served.call("/ui/app.css").header("Content-Type") == "text/css; charset=utf-8")
+        #expect(try served.call("/ui/secret.db").status == 404)
+        #expect(try served.call("/ui/%2e%2e/farm.db").status == 400)
+    }
+
+    @Test("20 browsers polling the dashboard cost at most one store query per second")
+    func pollersShareOneQuery() throws {
+        let cache = OncePerSecond()
+        let started = Clock.monotonicMilliseconds
+        let stop = started + 2500
+        let done = DispatchGroup()
+        for _ in 0..<20 {
+            done.enter()
+            Thread.detachNewThread {
+                while Clock.monotonicMilliseconds < stop {
+                    _ = try? cache.get { usleep(2000); return .text(200, "{}") }
+                    usleep(1000)
+                }
+                done.leave()
+            }
+        }
+        done.wait()
+        let seconds = Double(Clock.monotonicMilliseconds - started) / 1000
+        // One answer made per started second (the first at once), however many pollers.
+        #expect(cache.made >= 2 && Double(cache.made) <= seconds.rounded(.up), "\(cache.made) queries in \(seconds) s")
+    }
+}
