@@ -47,7 +47,9 @@ public final class BackgroundProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    // FileSystem's reader, not String(contentsOfFile:): under Scripts/leakcheck, FoundationEssentials'
+    // readBytesFromFile was reported leaking its buffer when reading a running server's log (FarmWebTests).
+    public var log: String { (try? FileSystem.readText(logPath)) ?? "" }
 
     deinit { if process.isRunning { kill(pid, SIGKILL) } }
 }
