@@ -111,16 +111,15 @@ struct DegradedPage {
             if shown.depth == 32 && shown.samplesPerPixel == 4 { shown = try shown.removingAlpha() }
             if !shown.hasColormap && (shown.depth == 16 || shown.depth == 2 || shown.depth == 4) { shown = try shown.grayscale() }
             let compressed = try shown.compressedForPDF()
-            let colorSpace = compressed.palette.map { "[/Indexed /DeviceRGB \($0.count - 1) \($0.hex)]" }
-                ?? (compressed.components == 3 ? "/DeviceRGB" : "/DeviceGray")
             let filter: PDFImage.Filter = switch compressed.encoding {
             case .jpeg: .dct
+            case .jpeg2000: .jpx
             case .group4: .ccittFax
             case .flate: .flate
             }
             let image = PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
-                                 bitsPerComponent: compressed.bitsPerComponent, colorSpace: colorSpace,
-                                 components: compressed.components, predictor: compressed.predictor)
+                                 bitsPerComponent: compressed.bitsPerComponent, components: compressed.components,
+                                 palette: compressed.palette, predictor: compressed.predictor)
             let declared = decoded.resolution.y
             return .success(SearchablePDF.imageOnly(image, resolution: (70...2400).contains(declared) ? declared : 300,
                                                     title: title, archive: archive) { try? Zlib.compress($0) })

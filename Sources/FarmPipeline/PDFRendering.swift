@@ -127,23 +127,6 @@ enum PDFRendering {
         return factor.isFinite && factor > 0 ? factor : 1
     }
 
-    private static func colorSpace(palette: (hex: String, count: Int)?, components: Int) -> String {
-        if let palette { return "[/Indexed /DeviceRGB \(palette.count - 1) \(palette.hex)]" }
-        return components == 3 ? "/DeviceRGB" : "/DeviceGray"
-    }
-
-    private static func pdfImage(_ compressed: CompressedImage) -> PDFImage {
-        let filter: PDFImage.Filter = switch compressed.encoding {
-        case .jpeg: .dct
-        case .group4: .ccittFax
-        case .flate: .flate
-        }
-        return PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
-                        bitsPerComponent: compressed.bitsPerComponent,
-                        colorSpace: colorSpace(palette: compressed.palette, components: compressed.components),
-                        components: compressed.components, predictor: compressed.predictor)
-    }
-
     private static func pdfImage(_ kept: PDFPageImage) -> PDFImage {
         let filter: PDFImage.Filter = switch kept.encoding {
         case .jpeg: .dct
@@ -152,8 +135,7 @@ enum PDFRendering {
         case .flate: .flate
         }
         return PDFImage(data: kept.bytes, filter: filter, width: kept.width, height: kept.height,
-                        bitsPerComponent: kept.bitsPerComponent,
-                        colorSpace: colorSpace(palette: kept.palette, components: kept.components),
-                        components: kept.components, predictor: kept.predictor)
+                        bitsPerComponent: kept.bitsPerComponent, components: kept.components, palette: kept.palette,
+                        predictor: kept.predictor)
     }
 }

@@ -24,6 +24,17 @@ public struct PDFImage: Sendable {
     public let predictor: Bool
     public let components: Int
 
+    /// An image whose color space follows from its samples: a palette (`<RRGGBB…>` hex and its size) is /Indexed
+    /// over RGB, else 3 components are RGB and 1 gray.
+    public init(data: [UInt8], filter: Filter, width: Int, height: Int, bitsPerComponent: Int, components: Int,
+                palette: (hex: String, count: Int)?, predictor: Bool)
+    {
+        let colorSpace = palette.map { "[/Indexed /DeviceRGB \($0.count - 1) \($0.hex)]" }
+            ?? (components == 3 ? "/DeviceRGB" : "/DeviceGray")
+        self.init(data: data, filter: filter, width: width, height: height, bitsPerComponent: bitsPerComponent,
+                  colorSpace: colorSpace, components: components, predictor: predictor)
+    }
+
     public init(data: [UInt8], filter: Filter, width: Int, height: Int, bitsPerComponent: Int, colorSpace: String,
                 components: Int = 1, predictor: Bool = false)
     {

@@ -3,8 +3,9 @@ import CLeptonica
 import Glibc
 #endif
 
-/// A page image file made ready for a PDF image XObject without loss: the file's own JPEG or JPEG 2000 bytes, or
-/// its pixels exactly, compressed (Flate, with PNG predictors where they make it smaller; Group 4 for bilevel).
+/// A page image made ready for a PDF image XObject: from a file without loss (`Pix.pdfImage(of:)`: the file's own
+/// JPEG or JPEG 2000 bytes, or its pixels exactly, Flate with PNG predictors where they make it smaller, Group 4
+/// for bilevel), or a processed page compressed (`Pix.compressedForPDF`).
 public struct PDFPageImage: Sendable {
     public enum Encoding: Sendable {
         /// The file's JPEG bytes as they are (DCTDecode).
@@ -17,7 +18,7 @@ public struct PDFPageImage: Sendable {
         case flate
     }
 
-    /// How the file's image survived.
+    /// How the image survived.
     public enum Kept: Sendable, Equatable {
         /// The file's compressed bytes, copied.
         case copied

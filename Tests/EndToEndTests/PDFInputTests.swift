@@ -17,13 +17,13 @@ enum TestPDFs {
         let compressed = try small.compressedForPDF()
         let filter: PDFImage.Filter = switch compressed.encoding {
         case .jpeg: .dct
+        case .jpeg2000: .jpx
         case .group4: .ccittFax
         case .flate: .flate
         }
         let image = PDFImage(data: compressed.bytes, filter: filter, width: compressed.width, height: compressed.height,
-                             bitsPerComponent: compressed.bitsPerComponent,
-                             colorSpace: compressed.components == 3 ? "/DeviceRGB" : "/DeviceGray",
-                             components: compressed.components, predictor: compressed.predictor)
+                             bitsPerComponent: compressed.bitsPerComponent, components: compressed.components,
+                             palette: compressed.palette, predictor: compressed.predictor)
         let pdf = SearchablePDF.imageOnly(image, resolution: 96, title: "scan", archive: archive) { _ in nil }
         return (folder.write(name, pdf), small.width, small.height)
     }
