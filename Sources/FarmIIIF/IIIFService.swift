@@ -129,9 +129,10 @@ public final class IIIFService: @unchecked Sendable {
             return HTTPResponse(status: 303, body: [], headers: Self.cors + [("Location", service + "/info.json")])
         }
         if parts.count == 2 && parts[1] != "info.json" { return Self.notFound(service + "/" + parts[1]) }
+        let readSize = source.kind == .pdf ? try withStore({ try $0.readSize(of: page) }) : nil
         let decoded: Pix
         do {
-            decoded = try images.image(of: page, source: source)
+            decoded = try images.image(of: page, source: source, readSize: readSize)
         } catch {
             return Self.text(404, "page \(page) has no image: \(error.reason)\n")
         }

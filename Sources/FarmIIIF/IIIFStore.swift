@@ -71,6 +71,22 @@ extension Store {
         }
     }
 
+    /// The pixel size page `page` was read at, as its canvas has it (the original's size from the JSON rendering,
+    /// else the result's); nil without a result. A PDF page is rasterized to exactly this size, so that its image
+    /// and its words' boxes agree whatever resolution the worker chose.
+    func readSize(of page: PageID) throws -> (width: Int, height: Int)? {
+        try connection.cached("""
+            SELECT r.width, r.height,
+                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
+                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END
+            FROM results r LEFT JOIN artifacts a ON a.page_id = r.page_id AND a.name = 'json' WHERE r.page_id = ?
+            """).first([.integer(page.rawValue)]) { row -> (width: Int, height: Int)? in
+            if let w = row.optionalInt(2), let h = row.optionalInt(3), w > 0, h > 0 { return (w, h) }
+            let (w, h) = (row.int(0), row.int(1))
+            return w > 0 && h > 0 ? (w, h) : nil
+        } ?? nil
+    }
+
     /// The document's pages with their canvas sizes; a page without a result is sized by its image's header, and
     /// left out when that cannot be read (a file gone, a file refused at submit, a PDF page not read yet).
     func iiifCanvases(of document: DocumentID) throws -> [(page: CanvasPage, width: Int, height: Int)] {

@@ -54,7 +54,8 @@ public final class PageImages: @unchecked Sendable {
     }
 
     /// The decoded image of `page`, from the cache or from its source.
-    func image(of page: PageID, source: PageSource) throws(PageImageError) -> Pix {
+    /// `readSize`: the pixel size a PDF page was read at (`Store.readSize(of:)`), which its rasterization takes.
+    func image(of page: PageID, source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
         pthread_mutex_lock(&lock)
         if let index = entries.firstIndex(where: { $0.page == page }) {
             let entry = entries.remove(at: index)
@@ -64,7 +65,7 @@ public final class PageImages: @unchecked Sendable {
         }
         pthread_mutex_unlock(&lock)
         // Decoded outside the lock: two requests for one new page may both decode it, which costs time, not harm.
-        let image = try Self.decoded(source)
+        let image = try Self.decoded(source, readSize: readSize)
         pthread_mutex_lock(&lock)
         defer { pthread_mutex_unlock(&lock) }
         if !entries.contains(where: { $0.page == page }) {
@@ -98,11 +99,11 @@ public final class PageImages: @unchecked Sendable {
         return bytes
     }
 
-    static func decoded(_ source: PageSource) throws(PageImageError) -> Pix {
+    static func decoded(_ source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
         var bytes = try checkedBytes(source)
         var page = source.index
         if source.kind == .pdf {
-            bytes = try rasterized(bytes, page: source.index)
+            bytes = try rasterized(bytes, page: source.index, size: readSize)
             page = 0
         }
         do throws(LeptonicaError) {
@@ -112,12 +113,13 @@ public final class PageImages: @unchecked Sendable {
         }
     }
 
-    /// The resolution the workers rasterize PDF pages at (FarmPipeline's `PDFRasterizer.resolution`).
+    /// The resolution a PDF page not read yet is shown at (the workers' for a page without a large image).
     static let pdfResolution = 300
 
-    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm` (as the workers rasterize it; the
-    /// pipeline's rasterizer is not linked here, which would bring Tesseract into the server).
-    static func rasterized(_ pdf: [UInt8], page: Int) throws(PageImageError) -> [UInt8] {
+    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm`: at exactly `size` pixels when the page
+    /// was read (the workers choose the resolution from the page's images, FarmPipeline's `PDFRasterizer`, whose
+    /// module is not linked here: it would bring Tesseract into the server), else at `pdfResolution`.
+    static func rasterized(_ pdf: [UInt8], page: Int, size: (width: Int, height: Int)? = nil) throws(PageImageError) -> [UInt8] {
         guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
             throw PageImageError(reason: "the page is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
         }
@@ -133,8 +135,9 @@ public final class PageImages: @unchecked Sendable {
             try FileSystem.write(pdf, to: folder + "/in.pdf", mode: 0o600)
             let child = try ChildProcess(
                 executable: tool,
-                arguments: ["-r", String(pdfResolution), "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
-                            folder + "/in.pdf", folder + "/page"],
+                arguments: (size.map { ["-scale-to-x", String($0.width), "-scale-to-y", String($0.height)] }
+                                ?? ["-r", String(pdfResolution)])
+                    + ["-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile", folder + "/in.pdf", folder + "/page"],
                 outputPath: folder + "/log.txt")
             status = child.wait()
         } catch {

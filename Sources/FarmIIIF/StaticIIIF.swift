@@ -77,7 +77,8 @@ public struct StaticIIIF {
     func writeImage(_ page: PageID, into folder: String) throws -> Int {
         guard let source = try store.source(of: page) else { throw Failure(message: "the store has no source for it") }
         let image: Pix
-        do { image = try PageImages.decoded(source) } catch { throw Failure(message: error.reason) }
+        let readSize = source.kind == .pdf ? try store.readSize(of: page) : nil
+        do { image = try PageImages.decoded(source, readSize: readSize) } catch { throw Failure(message: error.reason) }
         let service = links.imageService(page)
         let factors = ImageInfo.scaleFactors(width: image.width, height: image.height)
         let sizes = factors.map { ((image.width + $0 - 1) / $0, (image.height + $0 - 1) / $0) }

@@ -40,10 +40,12 @@ final class IIIFStoreFixture: Sendable {
                              (Fixtures.path("iiif/validator-squares.png"), "squares.png")] {
             try FileSystem.write(try FileSystem.read(from), to: pagesFolder + "/" + name)
         }
-        // A PDF page: its image is rasterized as the workers rasterize it.
+        // A PDF page: its image is rasterized as the workers rasterize it. It has text of its own, which
+        // `--pdf-text skip` (the default) would keep instead of reading: force makes it a page read by OCR.
         try FileSystem.write(TestPDF.onePage("Rasterized for the viewer"), to: pagesFolder + "/letter.pdf")
         store = folder.file("farm.db")
-        let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1", pagesFolder], environment: ["OMP_THREAD_LIMIT": "1"])
+        let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1", "--pdf-text", "force", pagesFolder],
+                                  environment: ["OMP_THREAD_LIMIT": "1"])
         guard run.status == 0 else { throw Failure(description: "ocrfarm run failed (\(run.status)): \(run.stderr)") }
         let opened = try Store(path: store, readOnly: true)
         var documents: [String: DocumentID] = [:]
