@@ -80,7 +80,7 @@ public enum SHA256 {
 
     /// The algorithm fetched once: with OpenSSL 3 every implicit `EVP_sha256()` use fetches it from the provider
     /// again, under a lock, which costs more than hashing a small file.
-    private final class Algorithm: @unchecked Sendable {
+    final class Algorithm: @unchecked Sendable {
         // Owned for the life of the process (a static); libcrypto documents a fetched EVP_MD as safe to share
         // between threads.
         let md: OpaquePointer

@@ -5,16 +5,6 @@ import Crypto
 import FarmCore
 import FarmStore
 
-/// HMAC-SHA256 (RFC 2104) on the project's SHA-256.
-public enum HMAC {
-    public static func sha256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var key = key.count > 64 ? SHA256.digest(key) : key
-        key += [UInt8](repeating: 0, count: 64 - key.count)
-        let inner = SHA256.digest(key.map { $0 ^ 0x36 } + message)
-        return SHA256.digest(key.map { $0 ^ 0x5c } + inner)
-    }
-}
-
 /// The document-done webhook: each document that finishes (no page queued or leased) is POSTed as JSON
 /// {document_id, name, pages, done, failed} to `url` with `X-Ocrfarm-Signature: sha256=<hex HMAC of the body>`.
 ///

@@ -1,4 +1,5 @@
 import Testing
+import Crypto
 import FarmCore
 import FarmStore
 import FarmWeb
