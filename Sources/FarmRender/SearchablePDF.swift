@@ -60,6 +60,10 @@ public struct PDFImage: Sendable {
 /// exactly a line tall, and a ToUnicode map that makes each 2-byte code its own UTF-16 unit: what a reader
 /// extracts is the text we read.
 public enum SearchablePDF {
+    /// The first line of the content stream that holds a page's text layer: the same as `QPDF.textLayerMarker`, by
+    /// which a later run finds the layers ocrfarm added.
+    public static let textLayerMarker = "%ocrfarm-text-layer"
+
     /// One page as a complete PDF document.
     /// - Parameters:
     ///   - result: the page, with boxes in the recognized page's pixels.
@@ -73,7 +77,9 @@ public enum SearchablePDF {
     {
         let (pageWidth, pageHeight) = (placement.width, placement.height)
         let layer = textLayer(result, placement: placement)
-        let content = "q \(placement.image.pdfMatrix) cm /Im1 Do Q\n" + layer.content
+        // The text in a content stream of its own, marked as ocrfarm's, so that a later run finds and replaces it
+        // (`--pdf-text redo`) as it does the layer it lays over a PDF page (`QPDF.addingText`).
+        let content = ["q \(placement.image.pdfMatrix) cm /Im1 Do Q\n", textLayerMarker + "\nq\n" + layer.content + "Q\n"]
 
         var writer = PDFWriter()
         writer.packing = true
@@ -86,7 +92,7 @@ public enum SearchablePDF {
         writer.onePage(skeleton, width: pageWidth, height: pageHeight, resources: """
             /XObject << /Im1 \(imageObject) 0 R >> \
             /Font << \(fonts.indices.map { "/F\($0 + 1) \(fonts[$0].type0) 0 R" }.joined(separator: " ")) >> /ProcSet [/PDF /Text /ImageB /ImageC /ImageI]
-            """, content: content, title: title, archive: archive, compress: compress)
+            """, contents: content, title: title, archive: archive, compress: compress)
         writer.image(imageObject, image, compress: compress)
         for (index, object) in fonts.enumerated() {
             let ascent = number(layer.ascents[index])
@@ -540,13 +546,22 @@ struct PDFWriter {
     /// points with `resources` (the entries inside its /Resources dictionary) and its content stream.
     mutating func onePage(_ skeleton: OnePage, width: Double, height: Double, resources: String, content: String, title: String,
                           archive: PDFAProfile?, compress: ([UInt8]) -> [UInt8]?) {
+        onePage(skeleton, width: width, height: height, resources: resources, contents: [content], title: title, archive: archive,
+                compress: compress)
+    }
+
+    /// `onePage` with the page's content in several streams, drawn in order.
+    mutating func onePage(_ skeleton: OnePage, width: Double, height: Double, resources: String, contents: [String], title: String,
+                          archive: PDFAProfile?, compress: ([UInt8]) -> [UInt8]?) {
         catalog(skeleton.catalog, pages: skeleton.pages, title: title, archive: archive, compress: compress)
         object(skeleton.pages, "<< /Type /Pages /Kids [\(skeleton.page) 0 R] /Count 1 >>")
+        let numbers = [skeleton.contents] + contents.dropFirst().map { _ in reserve() }
+        let named = numbers.count == 1 ? "\(numbers[0]) 0 R" : "[" + numbers.map { "\($0) 0 R" }.joined(separator: " ") + "]"
         object(skeleton.page, """
             << /Type /Page /Parent \(skeleton.pages) 0 R /MediaBox [0 0 \(SearchablePDF.number(width)) \(SearchablePDF.number(height))] \
-            /Contents \(skeleton.contents) 0 R /Resources << \(resources) >> >>
+            /Contents \(named) /Resources << \(resources) >> >>
             """)
-        stream(skeleton.contents, Array(content.utf8), compress: compress)
+        for (number, content) in zip(numbers, contents) { stream(number, Array(content.utf8), compress: compress) }
     }
 
     /// The catalog, and the `/Info` dictionary; for PDF/A, the XMP metadata stream (never compressed: PDF/A

@@ -39,11 +39,14 @@ public struct PDFInfo: Sendable, Equatable {
 
 /// PDF assembly with qpdf.
 public enum QPDF {
-    /// Merges whole PDFs into one document at `output`, pages in the order of `inputs`.
+    /// Merges whole PDFs into one document at `output`, pages in the order of `inputs`: its objects other than
+    /// streams packed into object streams, found through a cross-reference stream (PDF 1.5; PDF/A-2 allows both),
+    /// as the one-page files are written.
     public static func merge(_ inputs: [String], into output: String, linearize: Bool = false) throws(QPDFError) {
         guard !inputs.isEmpty else { throw QPDFError(operation: "merge", message: "no input files") }
         var job: [String: JSONText] = [
             "empty": .string(""),
+            "objectStreams": .string("generate"),
             "outputFile": .string(output),
             "pages": .array(inputs.map { .object(["file": .string($0)]) }),
         ]
