@@ -81,6 +81,21 @@ struct DegradedPage {
         guard source.kind != .invalid else { return .failure(Reason(message: "the file is not a page (refused at submit)")) }
         if source.kind == .pdf, let pages = pdfPages.pages(of: source) { return page(source.index, of: pages) }
         let bytes: [UInt8]
+        switch checkedSource(source) {
+        case .success(let read): bytes = read
+        case .failure(let reason): return .failure(reason)
+        }
+        switch source.kind {
+        case .pdf: return pdfPages.split(bytes, of: source).flatMap { page(source.index, of: $0) }
+        default: return image(bytes, index: source.index, title: title, archive: archive)
+        }
+    }
+
+    /// The bytes of `source`'s file as it was submitted, or why not: read as the coordinator reads it (a regular
+    /// file, not through a symbolic link, within `maxSourceBytes`) and checked against the size and SHA-256 the
+    /// store kept.
+    static func checkedSource(_ source: PageSource) -> Result<[UInt8], Reason> {
+        let bytes: [UInt8]
         do {
             bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
         } catch where error.code == ELOOP {
@@ -97,10 +112,7 @@ struct DegradedPage {
                     + (actual.map { "sha256 \($0)" } ?? "\(bytes.count) bytes") + " now)"))
             }
         }
-        switch source.kind {
-        case .pdf: return pdfPages.split(bytes, of: source).flatMap { page(source.index, of: $0) }
-        default: return image(bytes, index: source.index, title: title, archive: archive)
-        }
+        return .success(bytes)
     }
 
     private static func image(_ bytes: [UInt8], index: Int, title: String, archive: PDFAProfile?) -> Result<[UInt8], Reason> {

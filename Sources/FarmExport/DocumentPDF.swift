@@ -1,5 +1,6 @@
 import FarmCore
 import FarmRender
+import Leptonica
 import QPDF
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,8 @@ public struct DocumentPDFError: Error, CustomStringConvertible, Sendable {
 }
 
 /// One-page PDFs gathered in order and merged into one document with qpdf: `ocrfarm ocr --format pdf` with several
-/// images, and each document of `ocrfarm export`.
+/// images, and each document of `ocrfarm export`. A document that came in as one PDF is instead that PDF with the
+/// pages' text layers laid over it (`overlay`).
 ///
 /// The pages wait as files in `directory` (never all in memory) until `merge` writes the document and removes
 /// them; a single page is moved into place as it is, without a qpdf pass. Owns its page files: the ones not merged
@@ -24,6 +26,8 @@ public final class DocumentPDF {
     public let directory: String
     private let prefix: String
     public private(set) var pageCount = 0
+    /// For each page file, the page of the source PDF it is (from 0) with ocrfarm's text layer, when it is one.
+    private var sourcePages: [Int?] = []
 
     /// Pages go to `directory/<prefix>-<n>.pdf`; give each document in one directory its own prefix.
     public init(directory: String, prefix: String = "page") {
@@ -33,14 +37,37 @@ public final class DocumentPDF {
 
     deinit { removePages() }
 
-    /// Adds the next page: a complete one-page PDF.
-    public func append(_ pdf: [UInt8]) throws(DocumentPDFError) {
+    /// Adds the next page: a complete one-page PDF; with `sourcePage`, page `sourcePage` (from 0) of the document's
+    /// source PDF with the text layer ocrfarm added (`QPDF.addingText`), for `overlay`.
+    public func append(_ pdf: [UInt8], sourcePage: Int? = nil) throws(DocumentPDFError) {
         do {
             try FileSystem.write(pdf, to: pagePath(pageCount))
         } catch {
             throw DocumentPDFError(message: "cannot keep PDF page \(pageCount + 1): \(error)")
         }
         pageCount += 1
+        sourcePages.append(sourcePage)
+    }
+
+    /// Writes `source` (the PDF the pages came from, `name` in messages) to `output` with the text layers of the
+    /// pages added as source pages laid over their pages (`QPDF.addingTextLayers`), and removes the page files.
+    /// The source stays the document it was: its page count and order, outline, `/Info` and XMP metadata (and any
+    /// PDF/A claim), annotations and links; a page no text was added to (failed, not done, kept with its own text)
+    /// stays as it is. With `replacingEarlier` (`--pdf-text redo`), the text layers an earlier ocrfarm run added
+    /// to those pages are removed, as they were from the page files. When it fails, the page files are kept (for
+    /// `merge`).
+    public func overlay(_ source: [UInt8], name: String, into output: String, replacingEarlier: Bool) throws(DocumentPDFError) {
+        let pages = sourcePages.indices.compactMap { index in sourcePages[index].map { (page: $0, path: pagePath(index)) } }
+        do {
+            let pdf = try QPDF.addingTextLayers(to: source, name: name, from: pages, fontName: PDFOverlay.fontName,
+                                                replacingEarlier: replacingEarlier) { try? Zlib.compress($0) }
+            try FileSystem.write(pdf, to: output)
+            removePages()
+        } catch let error as QPDFError {
+            throw DocumentPDFError(message: "cannot add the text to \(name): \(error.message)")
+        } catch {
+            throw DocumentPDFError(message: "cannot write \(output): \(error)")
+        }
     }
 
     /// What the merged document says it is: its title, and whether it is PDF/A-2B.
@@ -110,5 +137,6 @@ public final class DocumentPDF {
     private func removePages() {
         for index in 0..<pageCount { unlink(pagePath(index)) }
         pageCount = 0
+        sourcePages = []
     }
 }

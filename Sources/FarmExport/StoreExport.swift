@@ -1,6 +1,7 @@
 import FarmCore
 import FarmRender
 import FarmStore
+import QPDF
 
 /// What to export.
 public struct ExportOptions: Sendable {
@@ -214,6 +215,10 @@ public final class StoreExport {
         var documentText: [UInt8] = []
         // A page of a PDF is that page with text added, PDF/A only if its source was: the document claims nothing.
         var fromPDF = false
+        // The PDF the document came in as, while every page so far is its page of the same number: the document's
+        // PDF is then that file with the text added (`DocumentPDF.overlay`), not a merge of the stored pages.
+        var wholeSource: PageSource?
+        var oneSource = pdf != nil
         var textPages = 0
         var after = 0
         while true {
@@ -222,8 +227,17 @@ public final class StoreExport {
             after = lastPage.number
             for page in pages {
                 let hasResult = page.state == .done || rereading.contains(page.id)
+                let source = pdf == nil ? nil : try store.read { try store.source(of: page.id) }
+                if oneSource {
+                    if let source, source.kind == .pdf, source.index == page.number - 1,
+                       wholeSource.map({ $0.path == source.path && $0.hash == source.hash && $0.size == source.size }) ?? true
+                    {
+                        wholeSource = source
+                    } else {
+                        oneSource = false
+                    }
+                }
                 if page.state == .failed, let pdf {
-                    let source = try store.read { try store.source(of: page.id) }
                     let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages,
                                                   type: options.pdfType)
                     try pdf.append(stand.pdf)
@@ -253,8 +267,8 @@ public final class StoreExport {
                     }
                     written = true
                     if format == .pdf {
-                        if !fromPDF, try store.read({ try store.source(of: page.id) })?.kind == .pdf { fromPDF = true }
-                        try pdf?.append(bytes)
+                        if source?.kind == .pdf { fromPDF = true }
+                        try pdf?.append(bytes, sourcePage: source?.kind == .pdf ? source?.index : nil)
                         continue
                     }
                     if subfolder == nil {
@@ -279,8 +293,19 @@ public final class StoreExport {
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")
             do {
-                try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
-                                                                                 type: fromPDF ? .pdf : options.pdfType))
+                var overlaid = false
+                if oneSource, let source = wholeSource {
+                    if let reason = overlay(pdf, source: source, of: document, into: staged.path) {
+                        warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
+                             + "outline and document metadata")
+                    } else {
+                        overlaid = true
+                    }
+                }
+                if !overlaid {
+                    try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
+                                                                                     type: fromPDF ? .pdf : options.pdfType))
+                }
                 try folder.publish(staged.name, as: name + ".pdf")
                 summary.files += 1
             } catch let error as DocumentPDFError {
@@ -318,6 +343,31 @@ public final class StoreExport {
             summary.documents += 1
         } else {
             summary.skipped += 1
+        }
+    }
+
+    /// Writes the PDF of `document`, which came in as the PDF `source`, as that file with the pages' text added
+    /// (`DocumentPDF.overlay`) at `path`; nil when written, else why not: the file changed or vanished since it was
+    /// submitted (read and checked as for a degraded page), or qpdf cannot add the text to it.
+    private func overlay(_ pdf: DocumentPDF, source: PageSource, of document: DocumentRecord, into path: String) -> String? {
+        let bytes: [UInt8]
+        switch DegradedPage.checkedSource(source) {
+        case .success(let read): bytes = read
+        case .failure(let reason): return reason.message
+        }
+        let name = "\(source.path)"
+        do {
+            let count = try QPDF.info(bytes: bytes, name: name).pageCount
+            guard count == document.pageCount else { return "\(name) has \(count) pages, the document \(document.pageCount)" }
+            let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
+            try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo)
+            return nil
+        } catch let error as QPDFError {
+            return "cannot read \(name): \(error.message)"
+        } catch let error as DocumentPDFError {
+            return error.message
+        } catch {
+            return "\(error)"
         }
     }
 

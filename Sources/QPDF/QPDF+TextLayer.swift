@@ -111,19 +111,6 @@ extension QPDF {
                                   fonts: [(name: String, object: Int)], replacingEarlier: Bool = false,
                                   onlyPage: Int? = nil, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(QPDFError) -> [UInt8]
     {
-        // The page's own streams are written as they are (qpdf would compress every uncompressed stream, changing
-        // the page's bytes), so the ones added here are compressed by the caller's zlib.
-        func newStream(_ handle: qpdf_data?, _ data: [UInt8]) -> qpdf_oh {
-            let stream = qpdf_oh_new_stream(handle)
-            let compressed = compress(data)
-            let bytes = compressed ?? data
-            bytes.withUnsafeBufferPointer { buffer in
-                qpdf_oh_replace_stream_data(handle, stream, buffer.baseAddress, buffer.count,
-                                            compressed == nil ? qpdf_oh_new_null(handle) : qpdf_oh_new_name(handle, "/FlateDecode"),
-                                            qpdf_oh_new_null(handle))
-            }
-            return stream
-        }
         return try withHandle { handle, log throws(QPDFError) in
             func failure(_ what: String) -> QPDFError {
                 let error = lastError(handle, log: log)
@@ -156,7 +143,7 @@ extension QPDF {
                 }
                 resolveReferences(handle, in: dictionary, to: made)
                 if let data = object.stream {
-                    let stream = newStream(handle, data)
+                    let stream = newStream(handle, data, compress: compress)
                     copyKeys(handle, from: dictionary, to: qpdf_oh_get_dict(handle, stream))
                     made.append(qpdf_make_indirect_object(handle, stream))
                 } else {
@@ -164,38 +151,13 @@ extension QPDF {
                 }
             }
 
-            for layer in layers {
-                let page = qpdf_get_page_n(handle, layer.page)
-                var contents = contentStreams(handle, page)
-                if replacingEarlier {
-                    contents.removeAll { stream in
-                        let data = streamData(handle, stream)
-                        return data.starts(with: Array(textLayerMarker.utf8))
-                    }
-                }
-                let matrix = displayMatrix(handle, page, width: layer.width, height: layer.height)
-                let opening = Array((textLayerMarker + "\nq\n").utf8)
-                let text = Array((textLayerMarker + "\nQ\nq\n" + matrix + "\n").utf8) + layer.content + Array("\nQ\n".utf8)
-                let array = qpdf_oh_new_array(handle)
-                if !contents.isEmpty { qpdf_oh_append_item(handle, array, qpdf_make_indirect_object(handle, newStream(handle, opening))) }
-                for stream in contents { qpdf_oh_append_item(handle, array, stream) }
-                qpdf_oh_append_item(handle, array, qpdf_make_indirect_object(handle, newStream(handle, text)))
-                qpdf_oh_replace_key(handle, page, "/Contents", array)
-
-                var resources = qpdf_oh_get_key(handle, page, "/Resources")
-                if qpdf_oh_is_dictionary(handle, resources) == 0 {
-                    resources = qpdf_oh_new_dictionary(handle)
-                    qpdf_oh_replace_key(handle, page, "/Resources", resources)
-                }
-                var fontDictionary = qpdf_oh_get_key(handle, resources, "/Font")
-                if qpdf_oh_is_dictionary(handle, fontDictionary) == 0 {
-                    fontDictionary = qpdf_oh_new_dictionary(handle)
-                    qpdf_oh_replace_key(handle, resources, "/Font", fontDictionary)
-                }
-                for font in fonts where made.indices.contains(font.object) {
-                    qpdf_oh_replace_key(handle, fontDictionary, "/" + font.name, made[font.object])
-                }
+            let texts = layers.map { layer in
+                let matrix = displayMatrix(handle, qpdf_get_page_n(handle, layer.page), width: layer.width, height: layer.height)
+                return (page: layer.page,
+                        text: Array((textLayerMarker + "\nQ\nq\n" + matrix + "\n").utf8) + layer.content + Array("\nQ\n".utf8))
             }
+            lay(handle, texts, fonts: fonts.compactMap { made.indices.contains($0.object) ? ($0.name, made[$0.object]) : nil },
+                replacingEarlier: replacingEarlier, compress: compress)
             if let onlyPage {
                 guard (0..<pageCount).contains(onlyPage) else {
                     throw QPDFError(operation: "select page of \(name)", message: "no page \(onlyPage + 1)")
@@ -205,17 +167,146 @@ extension QPDF {
                     throw failure("select page of")
                 }
             }
-            guard qpdf_has_error(handle) == 0, qpdf_init_write_memory(handle) & Int32(QPDF_ERRORS) == 0 else {
-                throw failure("update")
+            return try written(handle, failure: failure)
+        }
+    }
+
+    /// A new stream of `data`. The page's own streams are written as they are (qpdf would compress every
+    /// uncompressed stream, changing the page's bytes), so the ones added here are compressed by the caller's zlib.
+    private static func newStream(_ handle: qpdf_data?, _ data: [UInt8], compress: ([UInt8]) -> [UInt8]?) -> qpdf_oh {
+        let stream = qpdf_oh_new_stream(handle)
+        let compressed = compress(data)
+        (compressed ?? data).withUnsafeBufferPointer { buffer in
+            qpdf_oh_replace_stream_data(handle, stream, buffer.baseAddress, buffer.count,
+                                        compressed == nil ? qpdf_oh_new_null(handle) : qpdf_oh_new_name(handle, "/FlateDecode"),
+                                        qpdf_oh_new_null(handle))
+        }
+        return stream
+    }
+
+    /// The document on `handle` written to memory: every stream copied as it is (not decoded, not compressed
+    /// again), an end of line before every `endstream` (PDF/A wants one; outside the stream data).
+    private static func written(_ handle: qpdf_data?, failure: (String) -> QPDFError) throws(QPDFError) -> [UInt8] {
+        guard qpdf_has_error(handle) == 0, qpdf_init_write_memory(handle) & Int32(QPDF_ERRORS) == 0 else {
+            throw failure("update")
+        }
+        qpdf_set_decode_level(handle, qpdf_dl_none)
+        qpdf_set_compress_streams(handle, 0)
+        qpdf_set_newline_before_endstream(handle, 1)
+        guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
+              let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
+        return Array(UnsafeBufferPointer(start: buffer, count: Int(qpdf_get_buffer_length(handle))))
+    }
+
+    /// Lays each of `texts` (a text layer's whole content stream, marker first) over its page: the page's own content
+    /// streams wrapped in q/Q (an opening stream with the marker and `q`), the layer appended, `fonts` added to the
+    /// page's font resources. With `replacingEarlier`, the streams an earlier run added are removed first.
+    private static func lay(_ handle: qpdf_data?, _ texts: [(page: Int, text: [UInt8])], fonts: [(name: String, object: qpdf_oh)],
+                            replacingEarlier: Bool, compress: ([UInt8]) -> [UInt8]?)
+    {
+        for layer in texts {
+            let page = qpdf_get_page_n(handle, layer.page)
+            var contents = contentStreams(handle, page)
+            if replacingEarlier {
+                contents.removeAll { stream in
+                    let data = streamData(handle, stream)
+                    return data.starts(with: Array(textLayerMarker.utf8))
+                }
             }
-            // Every stream is copied as it is: not decoded, not compressed again.
-            qpdf_set_decode_level(handle, qpdf_dl_none)
-            qpdf_set_compress_streams(handle, 0)
-            // An end of line before every `endstream`, as PDF/A wants (outside the stream data, which stays as it is).
-            qpdf_set_newline_before_endstream(handle, 1)
-            guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
-                  let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
-            return Array(UnsafeBufferPointer(start: buffer, count: Int(qpdf_get_buffer_length(handle))))
+            let opening = Array((textLayerMarker + "\nq\n").utf8)
+            let array = qpdf_oh_new_array(handle)
+            if !contents.isEmpty {
+                qpdf_oh_append_item(handle, array, qpdf_make_indirect_object(handle, newStream(handle, opening, compress: compress)))
+            }
+            for stream in contents { qpdf_oh_append_item(handle, array, stream) }
+            qpdf_oh_append_item(handle, array, qpdf_make_indirect_object(handle, newStream(handle, layer.text, compress: compress)))
+            qpdf_oh_replace_key(handle, page, "/Contents", array)
+
+            var resources = qpdf_oh_get_key(handle, page, "/Resources")
+            if qpdf_oh_is_dictionary(handle, resources) == 0 {
+                resources = qpdf_oh_new_dictionary(handle)
+                qpdf_oh_replace_key(handle, page, "/Resources", resources)
+            }
+            var fontDictionary = qpdf_oh_get_key(handle, resources, "/Font")
+            if qpdf_oh_is_dictionary(handle, fontDictionary) == 0 {
+                fontDictionary = qpdf_oh_new_dictionary(handle)
+                qpdf_oh_replace_key(handle, resources, "/Font", fontDictionary)
+            }
+            for font in fonts { qpdf_oh_replace_key(handle, fontDictionary, "/" + font.name, font.object) }
+        }
+    }
+
+    /// The PDF `source` with the text layers of `pages` laid over its pages: each page file a one-page PDF that
+    /// `addingText` made from page `page` (from 0) of the same document (with `onlyPage`). The layer (the last
+    /// content stream `addingText` added to the page) is copied as it is, and its font (`fontName`) once from the
+    /// first page file that has one, shared by every page. A page file without a new layer (a page kept with its
+    /// own text: its content streams end as the page's do), and the pages not in `pages`, leave their page as it is.
+    /// Everything else is kept as `addingText` keeps it: the outline, `/Info` and XMP metadata, annotations, links,
+    /// and every stream's bytes.
+    public static func addingTextLayers(to source: [UInt8], name: String, from pages: [(page: Int, path: String)], fontName: String,
+                                        replacingEarlier: Bool = false,
+                                        compress: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(QPDFError) -> [UInt8]
+    {
+        // The layers first, one page file open at a time: the page's last content stream when it is one this
+        // module added, and how many the page has.
+        var found: [(page: Int, text: [UInt8], streams: Int, path: String)] = []
+        for page in pages {
+            let layer = try withHandle { handle, log throws(QPDFError) -> (text: [UInt8], streams: Int)? in
+                guard qpdf_read(handle, page.path, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
+                      qpdf_get_num_pages(handle) >= 1 else {
+                    throw QPDFError(operation: "read \(page.path)", message: lastError(handle, log: log).message)
+                }
+                let opening = Array((textLayerMarker + "\nq\n").utf8), marker = Array(textLayerMarker.utf8)
+                let streams = contentStreams(handle, qpdf_get_page_n(handle, 0))
+                guard let last = streams.last.map({ streamData(handle, $0) }), last.starts(with: marker), last != opening else {
+                    return nil
+                }
+                return (last, streams.count)
+            }
+            if let layer { found.append((page.page, layer.text, layer.streams, page.path)) }
+        }
+        return try withHandle { handle, log throws(QPDFError) in
+            func failure(_ what: String) -> QPDFError {
+                let error = lastError(handle, log: log)
+                return QPDFError(operation: "\(what) \(name)", message: error.message.isEmpty ? "qpdf failed" : error.message,
+                                 kind: error.needsPassword ? .password : .failed)
+            }
+            let rc = source.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), nil)
+                }
+            }
+            guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
+            let pageCount = Int(qpdf_get_num_pages(handle))
+            for text in found where !(0..<pageCount).contains(text.page) {
+                throw QPDFError(operation: "add text to \(name)", message: "no page \(text.page + 1) (the PDF has \(pageCount))")
+            }
+            qpdf_push_inherited_attributes_to_page(handle)
+            // A page file whose content streams end as its page's do is the page kept as it was (`--pdf-text skip`
+            // on a page with a layer from an earlier run, or a layer read again to the same text): nothing to add.
+            let texts = found.filter { layer in
+                let streams = contentStreams(handle, qpdf_get_page_n(handle, layer.page))
+                return !(streams.count == layer.streams && streams.last.map { streamData(handle, $0) } == layer.text)
+            }.map { (page: $0.page, text: $0.text) }
+            let donor = found.first { layer in texts.contains { $0.page == layer.page } }?.path
+            guard let donor else { return try written(handle, failure: failure) }
+            // The font is copied from the donor, which stays open until the document is written (qpdf copies a
+            // foreign stream's data when writing).
+            return try withHandle { other, otherLog throws(QPDFError) in
+                guard qpdf_read(other, donor, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(other) == 0 else {
+                    throw QPDFError(operation: "read \(donor)", message: lastError(other, log: otherLog).message)
+                }
+                qpdf_push_inherited_attributes_to_page(other)
+                let fonts = qpdf_oh_get_key(other, qpdf_oh_get_key(other, qpdf_get_page_n(other, 0), "/Resources"), "/Font")
+                let font = qpdf_oh_get_key(other, fonts, "/" + fontName)
+                guard qpdf_oh_is_dictionary(other, font) != 0 else {
+                    throw QPDFError(operation: "read \(donor)", message: "no font /\(fontName) on its page")
+                }
+                let copied = qpdf_oh_copy_foreign_object(handle, other, font)
+                guard qpdf_has_error(handle) == 0 else { throw failure("copy the text layer's font into") }
+                lay(handle, texts, fonts: [(fontName, copied)], replacingEarlier: replacingEarlier, compress: compress)
+                return try written(handle, failure: failure)
+            }
         }
     }
 

@@ -64,7 +64,7 @@ struct OCRCommand: Command {
     func run() throws -> ExitStatus {
         if engine == "tesseract" { try EngineCheck.languages(languages) }
         let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
-                                      pdfType: pageOptions.pdfType)
+                                      pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo)
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
         let batch = LocalBatch(

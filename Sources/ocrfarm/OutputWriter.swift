@@ -22,6 +22,13 @@ final class OutputWriter {
     /// Whether a page came from a PDF: such a page is the source's own, which may not be PDF/A, so the merged
     /// document claims nothing (a single one keeps its source's catalog, and any claim the source made).
     private var hasPDFPages = false
+    /// The PDF every page so far came from (and its page count), while there is one: the output is then that file
+    /// with the text added (`DocumentPDF.overlay`), keeping its outline and metadata, rather than a merge of pages.
+    private var pdfSource: (path: String, pageCount: Int)?
+    private var oneSource = true
+    private var pdfPagesSeen = 0
+    /// `--pdf-text redo`: the text layers an earlier run added are replaced.
+    private let replacingEarlier: Bool
     private var finished = false
     private var writeError: Int32?
     private let languages: [String]
@@ -34,8 +41,10 @@ final class OutputWriter {
     /// from the pages' own documents; the others are written here from the result model, one document for all.
     var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
 
-    init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b) throws {
+    init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b,
+         replacingEarlier: Bool = false) throws {
         self.format = format
+        self.replacingEarlier = replacingEarlier
         self.pdfType = pdfType
         self.path = path
         self.languages = languages
@@ -105,9 +114,15 @@ final class OutputWriter {
             default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: Self.system, created: Clock.now)))
             }
         case .pdf:
+            pdfPagesSeen += 1
+            if report.isPDF, pdfSource.map({ $0.path == report.path }) ?? true {
+                pdfSource = (report.path, report.pageCount)
+            } else {
+                oneSource = false
+            }
             guard case .success(let page) = report.outcome, let rendering = page.rendering(.pdf), let pdf else { return }
             do {
-                try pdf.append(rendering)
+                try pdf.append(rendering, sourcePage: report.isPDF ? report.page : nil)
                 if pdfTitle == nil { pdfTitle = report.path }
                 if report.isPDF { hasPDFPages = true }
             } catch {
@@ -176,6 +191,16 @@ final class OutputWriter {
     private func finishPDF() throws {
         guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
         let document = pdfDirectory + "/document.pdf"
+        if oneSource, let source = pdfSource, pdfPagesSeen == source.pageCount {
+            do {
+                try pdf.overlay(try FileSystem.read(source.path), name: source.path, into: document, replacingEarlier: replacingEarlier)
+                emit(bytes: try FileSystem.read(document))
+                return
+            } catch {
+                Console.error("ocrfarm: \(source.path): \(error); the PDF is merged from its pages instead, without the file's "
+                              + "outline and document metadata")
+            }
+        }
         do {
             // One page keeps its own metadata (made with the page); several get the document's.
             try pdf.merge(into: document, metadata: pdf.pageCount > 1
