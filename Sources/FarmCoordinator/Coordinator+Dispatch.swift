@@ -91,6 +91,7 @@ extension Coordinator {
         worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
         if send(.job(job), to: worker) {
             counters.dispatched += 1
+            if let waited = worker.creditAnswered() { counters.dispatchWait.record(nanoseconds: waited) }
             if let line = line(PageEvent(.debug, "page leased", attempt, worker.id, final: false)) { Console.error(line) }
         }
     }

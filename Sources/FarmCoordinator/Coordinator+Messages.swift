@@ -47,6 +47,7 @@ extension Coordinator {
         switch message {
         case .credit(let n):
             worker.credit = min(worker.credit + n, 1_000_000)
+            worker.creditRead(n)
         case .result(let result):
             guard let lease = take(result.attempt, from: worker) else { return refuse("RESULT", result.attempt, from: worker) }
             if let problem = ResultCheck.problem(in: result) {

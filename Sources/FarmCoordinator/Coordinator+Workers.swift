@@ -43,6 +43,7 @@ extension Coordinator {
         routes[route] = hello.worker
         worker.hello = hello
         worker.credit = 0
+        worker.creditReadAt.removeAll()
         worker.lastHeard = now
         worker.lastSeenWall = time.now
         pending.append(.joined(hello))
@@ -134,6 +135,9 @@ final class WorkerState {
     var route: [UInt8]
     var hello: Hello?
     var credit = 0
+    /// When each credit not yet answered was read (monotonic nanoseconds, oldest first, at most 64), for the
+    /// dispatch wait.
+    var creditReadAt: [UInt64] = []
     var lastHeard: Int64 = 0
     var lastSent: Int64 = 0
     var lastSeenWall: Double = 0
@@ -145,6 +149,17 @@ final class WorkerState {
     init(id: WorkerID, route: [UInt8]) {
         self.id = id
         self.route = route
+    }
+
+    func creditRead(_ n: Int) {
+        let now = Clock.monotonicNanoseconds
+        for _ in 0..<min(n, 64 - creditReadAt.count) { creditReadAt.append(now) }
+    }
+
+    /// How long the credit a JOB just answered had waited, in nanoseconds (nil for a credit not timed).
+    func creditAnswered() -> UInt64? {
+        guard !creditReadAt.isEmpty else { return nil }
+        return Clock.monotonicNanoseconds &- creditReadAt.removeFirst()
     }
 }
 

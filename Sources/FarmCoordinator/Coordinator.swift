@@ -41,7 +41,8 @@ public struct CoordinatorConfiguration: Sendable {
 }
 
 
-/// The coordinator: one thread, one ROUTER socket, one store connection, one poll loop.
+/// The coordinator: one thread, one ROUTER socket, one store connection, one poll loop (and, while `run` runs, a
+/// thread that only checkpoints the store's write-ahead log, so no commit of the loop waits for one).
 ///
 /// Each turn it reads every waiting message (up to `batchLimit`), turns them into store writes, leases pages to
 /// workers with credit, commits all of it in one transaction, and only then sends the JOBs, so a lease is always
@@ -143,6 +144,9 @@ public final class Coordinator {
     /// Runs until `shouldStop` returns true (checked every turn) or a shutdown signal arrives, then flushes what
     /// it accepted, says BYE to its workers and returns.
     public func run(shouldStop: () -> Bool = { false }) throws {
+        // The loop commits; a thread of its own checkpoints the write-ahead log (decision 0073).
+        let checkpointer = store.checkpointInBackground()
+        defer { store.stopCheckpointsInBackground(checkpointer) }
         let poller = Poller()
         poller.add(socket)
         var lastTurn = Int64.min
@@ -179,6 +183,10 @@ public final class Coordinator {
             send(.bye(Bye(reason: "coordinator stopping")), to: worker)
         }
         writeCounters(force: true, stopping: true)
+        store.stopCheckpointsInBackground(checkpointer)
+        let checkpoints = checkpointer.done
+        Log.info("background checkpoints", ["count": String(checkpoints.count),
+                                            "longest_ms": String(Int(checkpoints.longestMilliseconds.rounded(.up)))])
         if storeGone != nil {
             do {
                 try store.checkpoint()

@@ -7,6 +7,7 @@ public final class Connection {
     /// The file this connection opened.
     public let path: String
     private var cache: [String: Statement] = [:]
+    private var walHook: WALHook?
 
     public enum Mode: Sendable {
         case readWriteCreate
@@ -112,6 +113,41 @@ public final class Connection {
         let mode = try scalarText("PRAGMA journal_mode=WAL") ?? ""
         try execute("PRAGMA synchronous=\(synchronous)")
         return mode
+    }
+
+    /// Calls `body` on the committing thread after each commit that wrote to the write-ahead log, with the log's
+    /// size in frames (pages); when it returns true, a passive checkpoint runs there and then, as SQLite's own
+    /// automatic checkpoint does. SQLite builds `wal_autocheckpoint` on this same hook, so setting one replaces
+    /// it: the caller takes over checkpointing. Nil removes the hook and restores the automatic checkpoint.
+    public func setWALHook(_ body: ((Int) -> Bool)?) {
+        walHook = body.map(WALHook.init)
+        guard let walHook else {
+            sqlite3_wal_autocheckpoint(handle, 1000)
+            return
+        }
+        sqlite3_wal_hook(handle, { context, database, name, frames in
+            guard let context, Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().body(Int(frames)) else {
+                return SQLITE_OK
+            }
+            let rc = sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            return rc == SQLITE_BUSY ? SQLITE_OK : rc
+        }, Unmanaged.passUnretained(walHook).toOpaque())
+    }
+
+    private final class WALHook {
+        let body: (Int) -> Bool
+        init(_ body: @escaping (Int) -> Bool) { self.body = body }
+    }
+
+    /// A passive checkpoint (`PRAGMA wal_checkpoint(PASSIVE)`): copies what it can of the write-ahead log into the
+    /// database without waiting for other connections. Returns the log's frames and how many of them are now in
+    /// the database.
+    @discardableResult
+    public func checkpointPassive() throws(SQLiteError) -> (log: Int, checkpointed: Int) {
+        var log: Int32 = 0, checkpointed: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &checkpointed)
+        guard rc == SQLITE_OK else { throw SQLiteError(rc, on: handle, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+        return (Int(log), Int(checkpointed))
     }
 
     /// The first column of the first row, as text.
