@@ -179,5 +179,33 @@ enum Schema {
                 revoked_at REAL
             ) STRICT;
             """),
+        // `status` and `/api/status` at a million pages (issue 21): the pages not done (`pages_unfinished`, read in
+        // document order for the unfinished documents and the farm's counts) and the failed pages' codes
+        // (`pages_failures`) as partial indexes that cover their queries, so neither reads the million rows or
+        // their index entries; and results counted per minute of `finished_at` (`result_minutes`, kept exact by
+        // triggers on every insert, delete and change of `results`), so the throughput windows add up minutes
+        // instead of counting every result of the last hour in the index.
+        Migration(version: 10, name: "report indexes", sql: """
+            CREATE INDEX pages_unfinished ON pages(document_id, state, attempts) WHERE state != 'done';
+            CREATE INDEX pages_failures ON pages(state, failure_code) WHERE state = 'failed';
+            CREATE TABLE result_minutes (
+                minute INTEGER PRIMARY KEY,
+                count INTEGER NOT NULL
+            ) STRICT;
+            INSERT INTO result_minutes (minute, count)
+                SELECT CAST(finished_at / 60 AS INTEGER), count(*) FROM results GROUP BY 1;
+            CREATE TRIGGER results_minute_insert AFTER INSERT ON results BEGIN
+                INSERT INTO result_minutes (minute, count) VALUES (CAST(NEW.finished_at / 60 AS INTEGER), 1)
+                    ON CONFLICT (minute) DO UPDATE SET count = count + 1;
+            END;
+            CREATE TRIGGER results_minute_delete AFTER DELETE ON results BEGIN
+                UPDATE result_minutes SET count = count - 1 WHERE minute = CAST(OLD.finished_at / 60 AS INTEGER);
+            END;
+            CREATE TRIGGER results_minute_update AFTER UPDATE OF finished_at ON results BEGIN
+                UPDATE result_minutes SET count = count - 1 WHERE minute = CAST(OLD.finished_at / 60 AS INTEGER);
+                INSERT INTO result_minutes (minute, count) VALUES (CAST(NEW.finished_at / 60 AS INTEGER), 1)
+                    ON CONFLICT (minute) DO UPDATE SET count = count + 1;
+            END;
+            """),
     ]
 }

@@ -33,18 +33,31 @@ extension Store {
                 }
                 documents = scope.count
             } else {
-                // count(*) counts b-tree cells without reading them; the pages not done are index ranges.
+                // count(*) counts b-tree cells without reading them. The pages not done come from one pass over
+                // the partial index `pages_unfinished` (schema 10) in document order, which lists the unfinished
+                // documents and, when it reads to the end (at most `documentLimit` documents with work), also
+                // gives the farm's counts; otherwise they are an index range of their own. The pages being reread
+                // are looked up once, for both.
                 let total = try connection.cached("SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
-                for (state, count) in try connection.cached("""
-                    SELECT state, count(*) FROM pages WHERE state IN ('queued', 'leased', 'failed') GROUP BY state
-                    """).rows([], { ($0.text(0), $0.int(1)) })
-                {
-                    if let state = PageState(rawValue: state) { pages[state] = count }
+                let rereading = try rereadingPages()
+                let unfinished = try unfinishedDocuments(limit: documentLimit, rereading: rereading)
+                (progress, truncated) = (unfinished.listed, unfinished.truncated)
+                if let counts = unfinished.counts {
+                    pages = counts
+                } else {
+                    for (state, count) in try connection.cached("""
+                        SELECT state, count(*) FROM pages WHERE state IN ('queued', 'leased', 'failed') GROUP BY state
+                        """).rows([], { ($0.text(0), $0.int(1)) })
+                    {
+                        if let state = PageState(rawValue: state) { pages[state] = count }
+                    }
+                    for (queued, leased) in rereading.values {
+                        (pages.queued, pages.leased) = (pages.queued - queued, pages.leased - leased)
+                        pages.rereading += queued + leased
+                    }
                 }
-                try moveRereadingToDone(&pages, document: nil)
                 pages.done = max(0, total - pages.total)
                 documents = try connection.cached("SELECT count(*) FROM documents").first { $0.int(0) } ?? 0
-                (progress, truncated) = try unfinishedDocuments(limit: documentLimit)
             }
 
             let throughput = try throughputFigures(now: now, farmDone: scope == nil ? pages.done : nil)
@@ -96,20 +109,14 @@ extension Store {
 
     /// Takes the pages being reread (queued or leased with a current result: `reread` keeps it until the new
     /// one lands) out of `queued` and `leased` into `rereading`; the caller's `done` (total minus the others)
-    /// then counts them. Probes `results` by key for each queued or leased page only.
-    private func moveRereadingToDone(_ counts: inout PageCounts, document: DocumentID?) throws {
-        let sql = """
+    /// then counts them. Probes `results` by key for each queued or leased page of `document` only.
+    private func moveRereadingToDone(_ counts: inout PageCounts, document: DocumentID) throws {
+        for (state, count) in try connection.cached("""
             SELECT p.state, count(*) FROM pages p
             WHERE p.state IN ('queued', 'leased') AND EXISTS (SELECT 1 FROM results r WHERE r.page_id = p.id)
-            """
-        let rows: [(String, Int)]
-        if let document {
-            rows = try connection.cached(sql + " AND p.document_id = ? GROUP BY p.state")
-                .rows([.integer(document.rawValue)]) { ($0.text(0), $0.int(1)) }
-        } else {
-            rows = try connection.cached(sql + " GROUP BY p.state").rows([]) { ($0.text(0), $0.int(1)) }
-        }
-        for (state, count) in rows {
+                  AND p.document_id = ? GROUP BY p.state
+            """).rows([.integer(document.rawValue)], { ($0.text(0), $0.int(1)) })
+        {
             guard let state = PageState(rawValue: state) else { continue }
             counts[state] = max(0, counts[state] - count)
             counts.rereading += count
@@ -117,26 +124,38 @@ extension Store {
     }
 
     /// Documents with pages not done: first those with pages queued or leased, then those with only failures,
-    /// each in submission order; at most `limit`. One pass in document order that stops once `limit + 1`
-    /// documents with work are found: with an index on (document_id, state) it reads the index alone.
-    private func unfinishedDocuments(limit: Int) throws -> ([FarmReport.DocumentProgress], Bool) {
+    /// each in submission order; at most `limit`. One pass in document order over the partial index
+    /// `pages_unfinished` (schema 10; before it, `pages_document_state` read whole) that stops once `limit + 1`
+    /// documents with work are found; the pages being reread come from `rereadingPages`. `counts`: the farm's
+    /// pages not done (`done` left 0) when the pass read every unfinished page, else nil.
+    private func unfinishedDocuments(limit: Int, rereading: [DocumentID: (queued: Int, leased: Int)]) throws
+        -> (listed: [FarmReport.DocumentProgress], truncated: Bool, counts: PageCounts?)
+    {
         let statement = try connection.cached("""
-            SELECT document_id, sum(state = 'queued' AND r.page_id IS NULL), sum(state = 'leased' AND r.page_id IS NULL),
-                   sum(state = 'failed'), sum(state IN ('queued', 'leased') AND r.page_id IS NOT NULL)
-            FROM pages LEFT JOIN results r ON r.page_id = pages.id
-            WHERE state != 'done' GROUP BY document_id ORDER BY document_id
+            SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'failed')
+            FROM pages WHERE state != 'done' GROUP BY document_id ORDER BY document_id
             """)
         var active: [(DocumentID, PageCounts)] = []
         var failedOnly: [(DocumentID, PageCounts)] = []
+        var sum = PageCounts()
+        var complete = true
         defer { statement.reset() }
-        while active.count <= limit, try statement.step() {
+        while try statement.step() {
+            let document = DocumentID(statement.int64(0))
+            let reread = rereading[document] ?? (0, 0)
             var counts = PageCounts()
-            (counts.queued, counts.leased, counts.failed) = (statement.int(1), statement.int(2), statement.int(3))
-            counts.rereading = statement.int(4)
+            (counts.queued, counts.leased, counts.failed) = (statement.int(1) - reread.queued, statement.int(2) - reread.leased,
+                                                             statement.int(3))
+            counts.rereading = reread.queued + reread.leased
+            sum = sum + counts
             if counts.remaining > 0 {
-                active.append((DocumentID(statement.int64(0)), counts))
+                active.append((document, counts))
             } else if failedOnly.count <= limit {
-                failedOnly.append((DocumentID(statement.int64(0)), counts))
+                failedOnly.append((document, counts))
+            }
+            if active.count > limit {
+                complete = false
+                break
             }
         }
         let truncated = active.count + failedOnly.count > limit
@@ -148,12 +167,42 @@ extension Store {
             counts.done = max(0, pageCount - counts.total)
             listed.append(FarmReport.DocumentProgress(id: id, name: name, pages: counts))
         }
-        return (listed, truncated)
+        return (listed, truncated, complete ? sum : nil)
+    }
+
+    /// The pages being reread (queued or leased with a current result), by document. `results` is looked up only
+    /// for pages queued or leased that were tried before (a page never leased has no result): from schema 10 the
+    /// candidates come from the covering index `pages_unfinished`, before it from `pages_state`.
+    private func rereadingPages() throws -> [DocumentID: (queued: Int, leased: Int)] {
+        let candidates = try connection.userVersion >= 10
+            ? "p.state != 'done' AND +p.state IN ('queued', 'leased') AND p.attempts > 0"
+            : "p.state IN ('queued', 'leased') AND p.attempts > 0"
+        var found: [DocumentID: (queued: Int, leased: Int)] = [:]
+        for (document, state, count) in try connection.cached("""
+            SELECT p.document_id, p.state, count(*) FROM pages p CROSS JOIN results r ON r.page_id = p.id
+            WHERE \(candidates) GROUP BY p.document_id, p.state
+            """).rows([], { (DocumentID($0.int64(0)), $0.text(1), $0.int(2)) })
+        {
+            if state == "queued" { found[document, default: (0, 0)].queued += count }
+            if state == "leased" { found[document, default: (0, 0)].leased += count }
+        }
+        return found
     }
 
     /// Pages done per window, from the index on `results.finished_at`; `farmDone` when already counted.
     private func throughputFigures(now: Double, farmDone: Int?) throws -> FarmReport.Throughput {
-        let count = try connection.cached("SELECT count(*), min(finished_at), max(finished_at) FROM results WHERE finished_at >= ?")
+        // Since schema 10, whole minutes come from `result_minutes` (kept by triggers on `results`) and only the
+        // results of the window's first minute are counted in the index: a window's cost no longer grows with
+        // the pages done in it. The minute of a time is CAST(t / 60 AS INTEGER), the same in both places.
+        let count = try connection.userVersion >= 10
+            ? connection.cached("""
+                SELECT (SELECT count(*) FROM results WHERE finished_at >= ?1 AND finished_at < (CAST(?1 / 60 AS INTEGER) + 2) * 60.0
+                                                       AND CAST(finished_at / 60 AS INTEGER) = CAST(?1 / 60 AS INTEGER))
+                       + (SELECT coalesce(sum(count), 0) FROM result_minutes WHERE minute > CAST(?1 / 60 AS INTEGER)),
+                       (SELECT min(finished_at) FROM results WHERE finished_at >= ?1),
+                       (SELECT max(finished_at) FROM results WHERE finished_at >= ?1)
+                """)
+            : connection.cached("SELECT count(*), min(finished_at), max(finished_at) FROM results WHERE finished_at >= ?")
         func window(_ seconds: Double) throws -> (Int, Double) {
             try count.first([.real(now - seconds)]) { row in
                 (row.int(0), row.isNull(1) ? 0 : row.double(2) - row.double(1))

@@ -89,6 +89,82 @@ struct FarmReportTests {
         #expect(try store.report(now: now + 120).etaSeconds == nil, "nothing finished in the last minute: unknown")
     }
 
+    /// The farm's counts and unfinished documents as counting every page gives them (what `report` read before
+    /// schema 10's indexes and per-minute counts).
+    func counted(limit: Int) throws -> (PageCounts, [Int64]) {
+        var counts = PageCounts()
+        var unfinished: [(Int64, Bool)] = []
+        try store.connection.prepare("""
+            SELECT p.document_id, p.state, r.page_id IS NOT NULL FROM pages p LEFT JOIN results r ON r.page_id = p.id ORDER BY p.id
+            """).rows([]) { ($0.int64(0), $0.text(1), $0.int(2) == 1) }.forEach { document, state, hasResult in
+            let state = PageState(rawValue: state)!
+            if state == .done { counts.done += 1; return }
+            if state != .failed && hasResult { counts.done += 1; counts.rereading += 1 } else { counts[state] += 1 }
+            let active = state != .failed
+            if let index = unfinished.firstIndex(where: { $0.0 == document }) {
+                unfinished[index].1 = unfinished[index].1 || active
+            } else {
+                unfinished.append((document, active))
+            }
+        }
+        let ordered = unfinished.sorted { $0.0 < $1.0 }
+        let listed = (ordered.filter { $0.1 } + ordered.filter { !$0.1 }).prefix(limit).map { $0.0 }
+        return (counts, listed)
+    }
+
+    @Test("counts from the unfinished pages' index and throughput from per-minute counts match counting every page, through reread, requeue and delete")
+    func countsMatchEveryPage() throws {
+        let odd = try sampleStore()
+        let more = try add("more.pdf", pages: 6, submitted: now - 800)
+        let third = try add("third.pdf", pages: 2, submitted: now - 700)
+        try finish(Array(more.prefix(4)), end: now - 30)
+        try finish([third[0]], end: now - 61.5)
+        try store.write {
+            let attempt = try #require(try store.lease(more[4], to: worker, now: now - 5, expires: now + 100))
+            _ = try store.fail(attempt, by: worker, failure: PageFailure(stage: "decode", code: .timeout, message: "slow"),
+                               policy: RetryPolicy(maxAttempts: 1), startedAt: now - 5, now: now - 4)
+        }
+        let documents = try store.documents(named: "more.pdf")
+        try store.reread(documents[0].id, options: PageOptions(), now: now - 3)
+        _ = try store.lease(more[0], to: worker, now: now - 2, expires: now + 100)
+        var selection = RequeueSelection()
+        selection.failed = true
+        selection.pages = [odd[0]]
+        _ = try store.requeue(selection, liveness: WorkerLiveness(heartbeatMilliseconds: 1000, liveness: 3), now: now - 1)
+        #expect(try store.connection.userVersion >= 10)
+
+        func check(_ label: String) throws {
+            for limit in [100, 1] {
+                let report = try store.report(now: now, documentLimit: limit)
+                let (counts, listed) = try counted(limit: limit)
+                #expect(report.pages == counts, "\(label), limit \(limit)")
+                #expect(report.documentProgress.map(\.id.rawValue) == listed, "\(label), limit \(limit)")
+            }
+            #expect(try store.report(now: now).pages.rereading > 0, "\(label): a page is being reread")
+            let minutes = try store.connection.prepare("SELECT minute, count FROM result_minutes WHERE count != 0 ORDER BY minute")
+                .rows([]) { [$0.int(0), $0.int(1)] }
+            let grouped = try store.connection.prepare("""
+                SELECT CAST(finished_at / 60 AS INTEGER), count(*) FROM results GROUP BY 1 ORDER BY 1
+                """).rows([]) { [$0.int(0), $0.int(1)] }
+            #expect(minutes == grouped, "\(label): result_minutes")
+            // Windows that start inside a minute, on one, and past every result.
+            for at in [now, now - 0.5, now - 1.5, now - 30, now + 31.5, now + 600, 60.0 * 170] {
+                let throughput = try store.report(now: at).throughput
+                for (window, count) in [(60.0, throughput.lastMinuteCount), (600, throughput.last10MinutesCount),
+                                        (3600, throughput.lastHourCount)] {
+                    let expected = try store.connection.prepare("SELECT count(*) FROM results WHERE finished_at >= ?")
+                        .first([.real(at - window)]) { $0.int(0) }
+                    #expect(count == expected, "\(label): \(window) s window at \(at)")
+                }
+            }
+        }
+        try check("after reread and requeue")
+        try finish([more[1]], end: now - 0.25)
+        try check("after a reread landed")
+        _ = try store.delete(try store.documents(named: "third.pdf").map(\.id))
+        try check("after deleting a document with a result")
+    }
+
     @Test("the Prometheus exposition follows the text format and escapes label values")
     func prometheus() throws {
         _ = try sampleStore()
