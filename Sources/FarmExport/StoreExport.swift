@@ -84,7 +84,8 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 /// image without text, or a placeholder page saying why), listed in a warning; pages still queued or leased are
 /// left out with a warning (or the whole document, with `completeOnly`); a done page
 /// without a stored rendering (submitted with `--outputs` leaving it out) is left out of that format with a
-/// warning; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
+/// warning; hOCR, ALTO, PAGE and JSON not stored are rendered from the page's model (`Store.model(of:)`) as the
+/// worker would have rendered them; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
 public final class StoreExport {
     private let store: Store
     private let options: ExportOptions
@@ -241,10 +242,23 @@ public final class StoreExport {
                 }
                 guard hasResult else { continue }
                 var written = false
+                // Formats not stored are rendered from the page's model (render on demand), all at once, the model
+                // read once; a page stored with a rendering (frozen at OCR time, or an older store) exports that.
+                var rendered: [OutputFormat: [UInt8]]?
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.
-                    let bytes = try store.read { () throws -> [UInt8]? in
+                    var bytes = try store.read { () throws -> [UInt8]? in
                         format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                    }
+                    if bytes == nil && PageArtifacts.renderedOnDemand.contains(format) {
+                        if rendered == nil {
+                            let model = try store.read { try store.model(of: page.id) }
+                            rendered = model.map { model in
+                                let missing = options.formats.filter(PageArtifacts.renderedOnDemand.contains)
+                                return Dictionary(PageArtifacts.render(model, outputs: missing), uniquingKeysWith: { first, _ in first })
+                            } ?? [:]
+                        }
+                        bytes = rendered?[format]
                     }
                     guard let bytes else {
                         missing[format, default: (0, [])].count += 1
