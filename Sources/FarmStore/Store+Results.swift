@@ -117,13 +117,30 @@ extension Store {
             .first([.integer(page.rawValue)]) { _ in true } ?? false
     }
 
+    /// A done page's text and stored model as kept (compressed), to be read by `model(text:packed:)` on any thread;
+    /// nil when the page has no model.
+    public func packedModel(of page: PageID) throws -> (text: String, packed: [UInt8])? {
+        guard try hasModels() else { return nil }
+        return try connection.cached("SELECT text, model FROM results WHERE page_id = ? AND model IS NOT NULL")
+            .first([.integer(page.rawValue)]) { row in (text: row.text(0), packed: row.blob(1)) }
+    }
+
+    /// The model in `packed` (`packedModel(of:)`) with the page's `text`; nil when it does not read back.
+    public static func model(text: String, packed: [UInt8]) -> PageModel? {
+        guard let bytes = try? unpacked(packed), let json = try? JSON.parse(bytes) else { return nil }
+        return PageModel(json: json, text: text)
+    }
+
+    /// The names of the renderings stored with a page's result.
+    public func artifactNames(of page: PageID) throws -> Set<String> {
+        Set(try connection.cached("SELECT name FROM artifacts WHERE page_id = ?").rows([.integer(page.rawValue)]) { $0.text(0) })
+    }
+
     /// The model of a done page, to render it (`PageModel`); nil when the page has no result or its result has no
     /// model (stored before models were, or by a worker that sends none), or the model does not read back.
     public func model(of page: PageID) throws -> PageModel? {
         guard try hasModels() else { return nil }
-        let row = try connection.cached("SELECT text, model FROM results WHERE page_id = ? AND model IS NOT NULL")
-            .first([.integer(page.rawValue)]) { row in (text: row.text(0), blob: row.blob(1)) }
-        guard let row, let json = try? JSON.parse(try Self.unpacked(row.blob)) else { return nil }
+        guard let row = try packedModel(of: page), let json = try? JSON.parse(try Self.unpacked(row.packed)) else { return nil }
         return PageModel(json: json, text: row.text)
     }
 }
