@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CICU", path: "Sources/CICU", providers: [.apt(["libicu-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Wrappers: the only importers of the C modules; they own every C pointer.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -30,11 +31,12 @@ let package = Package(
         .target(name: "ICU", dependencies: ["CICU"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Zlib", dependencies: ["CZlib"]),
 
         // Domain.
         .target(name: "FarmCore"),
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
-        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite"]),
+        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite", "Zlib"]),
         .target(name: "FarmRuntime", dependencies: ["FarmCore", "MicroHTTPD"]),
         // The page renderers (hOCR, ALTO, PAGE, the searchable PDF page, the page's JSON): the result model in,
         // documents out, with no C library (the PDF page is given its compressed image, font and zlib).
@@ -54,8 +56,8 @@ let package = Package(
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
         // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through read-only connections.
-        .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRuntime", "MicroHTTPD", "SQLite",
-                                                "Crypto"]),
+        .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRender", "FarmRuntime", "MicroHTTPD",
+                                                "SQLite", "Crypto"]),
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).

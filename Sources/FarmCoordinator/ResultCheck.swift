@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmStore
 import QPDF
 
 /// What a worker sends is checked before the store keeps it (issue 18): a worker is trusted no further than it must
@@ -11,7 +12,17 @@ enum ResultCheck {
         guard String(validating: result.text, as: UTF8.self) != nil else { return "its text is not UTF-8" }
         guard (try? JSON.parse(result.structure)) != nil else { return "its structure is not JSON" }
         var seen = Set<OutputFormat>()
+        var models = 0
         for (name, bytes) in result.artifacts {
+            // The page's model (render on demand): the store renders from it, so it must read back whole.
+            if name == Store.modelName {
+                models += 1
+                guard models == 1 else { return "it sent two models" }
+                guard let json = try? JSON.parse(bytes), PageModel(json: json, text: "") != nil else {
+                    return "its page model is not one the farm can render from"
+                }
+                continue
+            }
             guard let format = OutputFormat(rawValue: name), OutputFormat.storable.contains(format) else {
                 return "an artifact named '\(Self.shown(name))' is no rendering the farm stores"
             }

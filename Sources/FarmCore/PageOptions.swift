@@ -61,7 +61,9 @@ public struct PageOptions: Sendable, Equatable {
     /// Whether language knowledge may change what the engine read: Tesseract's word lists in its beam search,
     /// custom words, and Chinese punctuation. Off: the characters as the network saw them (codes, serial numbers).
     public var languageCorrection: Bool
-    /// Renderings the farm stores with each result (of `OutputFormat.storable`; the text is always stored).
+    /// Renderings the farm stores with each result as made at OCR time (of `OutputFormat.storable`; the text and
+    /// the page's model are always stored, and hOCR, ALTO, PAGE and JSON not listed here are rendered from the model
+    /// when exported or served). Default: the PDF page (`defaultOutputs`), which shows the page image.
     public var outputs: [OutputFormat]
     /// At `fast`, a page whose reading looks weak is read again with other variants and each line keeps its surest
     /// reading (off: `--no-second-reading`, to measure it or to save its time).
@@ -77,6 +79,10 @@ public struct PageOptions: Sendable, Equatable {
     /// What becomes of a PDF page that has text already (`--pdf-text`).
     public var pdfText: PDFTextMode = .skip
 
+    /// The renderings stored unless `--outputs` says otherwise: the PDF page only, the one a page's model cannot
+    /// give back (it shows the page image).
+    public static let defaultOutputs: [OutputFormat] = [.pdf]
+
     /// The resolutions `--image-dpi` takes.
     public static let imageDPIRange = 50...2400
 
@@ -90,7 +96,7 @@ public struct PageOptions: Sendable, Equatable {
 
     public init(languages: [String] = ["eng"], timeoutMilliseconds: Int? = nil, imageMode: ImageMode = .gray,
                 skippedStages: [CorrectionStage] = [], candidates: Int = 0, words: [String] = [], minTextHeight: Double? = nil,
-                level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [OutputFormat] = OutputFormat.storable)
+                level: RecognitionLevel = .fast, languageCorrection: Bool = true, outputs: [OutputFormat] = PageOptions.defaultOutputs)
     {
         self.outputs = outputs
         self.level = level
@@ -114,7 +120,7 @@ public struct PageOptions: Sendable, Equatable {
         if let minTextHeight { fields.append(("min_text_height", .rounded(minTextHeight, places: 4))) }
         if level != .fast { fields.append(("level", JSON(level.rawValue))) }
         if !languageCorrection { fields.append(("language_correction", false)) }
-        if outputs != OutputFormat.storable { fields.append(("outputs", .array(outputs.map { JSON($0.rawValue) }))) }
+        if outputs != Self.defaultOutputs { fields.append(("outputs", .array(outputs.map { JSON($0.rawValue) }))) }
         if !secondReading { fields.append(("second_reading", false)) }
         if let imageDPI { fields.append(("image_dpi", JSON(imageDPI))) }
         if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
@@ -144,7 +150,7 @@ public struct PageOptions: Sendable, Equatable {
         pdfText = json?["pdf_text"]?.stringValue.flatMap(PDFTextMode.init(rawValue:)) ?? .skip
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
-        } ?? OutputFormat.storable
+        } ?? Self.defaultOutputs
     }
 
     /// The languages are to be chosen per page (`--lang auto`).

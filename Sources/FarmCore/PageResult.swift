@@ -249,6 +249,29 @@ extension PageResult {
         if let quality { fields.insert(("quality", quality.json), at: 6) }
         return .object(fields)
     }
+
+    /// `structureJSON` without its blocks, what the store keeps beside a page's model (`PageModel`, which has them),
+    /// with the page's place on the original image as the page JSON gives it (`original_size`, `to_original`), for
+    /// readers that place it there without the model (IIIF).
+    public var summaryJSON: JSON {
+        guard case .object(var fields) = structureJSON else { return structureJSON }
+        fields.removeAll { $0.0 == "blocks" }
+        if let originalWidth, let originalHeight { fields.append(("original_size", [JSON(originalWidth), JSON(originalHeight)])) }
+        if let toOriginal { fields.append(("to_original", toOriginal.json)) }
+        return .object(fields)
+    }
+
+    /// `summary` (a stored `summaryJSON`) with this result's blocks put back where `structureJSON` has them.
+    public func withBlocks(_ summary: JSON) -> JSON {
+        guard case .object(var fields) = summary else { return summary }
+        let blocks: (String, JSON) = ("blocks", .array(self.blocks.map(\.json)))
+        if let timings = fields.firstIndex(where: { $0.0 == "timings_ms" }) {
+            fields.insert(blocks, at: timings)
+        } else {
+            fields.append(blocks)
+        }
+        return .object(fields)
+    }
 }
 
 extension Block {

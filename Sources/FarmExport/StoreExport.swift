@@ -85,7 +85,8 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 /// image without text, or a placeholder page saying why), listed in a warning; pages still queued or leased are
 /// left out with a warning (or the whole document, with `completeOnly`); a done page
 /// without a stored rendering (submitted with `--outputs` leaving it out) is left out of that format with a
-/// warning; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
+/// warning; hOCR, ALTO, PAGE and JSON not stored are rendered from the page's model (`Store.model(of:)`) as the
+/// worker would have rendered them; a document whose stored PDF pages qpdf cannot merge gets no PDF, with a warning. Warnings go to `warn` as they happen. Reads through `store`; confined to its thread.
 public final class StoreExport {
     private let store: Store
     private let options: ExportOptions
@@ -225,7 +226,10 @@ public final class StoreExport {
             let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
             guard let lastPage = pages.last else { break }
             after = lastPage.number
-            for page in pages {
+            // The renderings made from the pages' models (render on demand), a few pages ahead, on every core.
+            var ahead: [PageID: [OutputFormat: [UInt8]]] = [:]
+            var renderedUpTo = -1
+            for (index, page) in pages.enumerated() {
                 let hasResult = page.state == .done || rereading.contains(page.id)
                 let source = pdf == nil ? nil : try store.read { try store.source(of: page.id) }
                 if oneSource {
@@ -236,6 +240,11 @@ public final class StoreExport {
                     } else {
                         oneSource = false
                     }
+                }
+                if hasResult && index > renderedUpTo {
+                    let next = pages[index...].prefix(Self.renderedAhead)
+                    ahead = try renderAhead(next.filter { $0.state == .done || rereading.contains($0.id) })
+                    renderedUpTo = index + next.count - 1
                 }
                 if page.state == .failed, let pdf {
                     let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages,
@@ -255,11 +264,15 @@ public final class StoreExport {
                 }
                 guard hasResult else { continue }
                 var written = false
+                // Formats not stored were rendered from the page's model (`renderAhead`); a page stored with a
+                // rendering (frozen at OCR time, or an older store) exports that.
+                let rendered = ahead.removeValue(forKey: page.id) ?? [:]
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.
-                    let bytes = try store.read { () throws -> [UInt8]? in
+                    var bytes = try store.read { () throws -> [UInt8]? in
                         format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
                     }
+                    if bytes == nil { bytes = rendered[format] }
                     guard let bytes else {
                         missing[format, default: (0, [])].count += 1
                         if missing[format]!.pages.count < 10 { missing[format]!.pages.append(page.number) }
@@ -369,6 +382,32 @@ public final class StoreExport {
         } catch {
             return "\(error)"
         }
+    }
+
+    /// Pages rendered from their models at once (`renderAhead`): enough to keep every core busy, few enough that
+    /// their renderings (a few hundred KB a page) stay small in memory.
+    static let renderedAhead = 16
+
+    /// The formats of `options` that `pages` have not stored, rendered from their models (render on demand), by
+    /// page; a page without a model (an older store) gets none, and is reported missing as before. The models are
+    /// read here (the store is confined to this thread) and inflated, parsed and rendered on every core.
+    private func renderAhead(_ pages: some Collection<PageRecord>) throws -> [PageID: [OutputFormat: [UInt8]]] {
+        let wanted = options.formats.filter(PageArtifacts.renderedOnDemand.contains)
+        guard !wanted.isEmpty else { return [:] }
+        var jobs: [(page: PageID, formats: [OutputFormat], text: String, packed: [UInt8])] = []
+        try store.read {
+            for page in pages {
+                let stored = try store.artifactNames(of: page.id)
+                let missing = wanted.filter { !stored.contains($0.rawValue) }
+                guard !missing.isEmpty, let model = try store.packedModel(of: page.id) else { continue }
+                jobs.append((page.id, missing, model.text, model.packed))
+            }
+        }
+        let rendered = Parallel.map(jobs) { job -> [OutputFormat: [UInt8]] in
+            guard let model = Store.model(text: job.text, packed: job.packed) else { return [:] }
+            return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
+        }
+        return Dictionary(zip(jobs.map(\.page), rendered), uniquingKeysWith: { first, _ in first })
     }
 
     /// "2 of 3 pages done (1 failed)".

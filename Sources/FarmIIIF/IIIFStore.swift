@@ -50,12 +50,15 @@ extension Store {
 
     func canvasPages(of document: DocumentID) throws -> [CanvasPage] {
         // The canvas size is the original image's, which the page's JSON rendering records when the page was
-        // corrected; a structure or rendering that is not JSON gives NULL (json_extract would fail the query).
+        // corrected (or the structure, for a result rendered on demand: issue 19); a structure or rendering that is not
+        // JSON gives NULL (json_extract would fail the query).
         try connection.cached("""
             SELECT p.id, p.number, p.state, r.width, r.height,
                    CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.language') END,
-                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
-                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END,
+                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
+                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[0]') END),
+                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END,
+                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[1]') END),
                    p.source_kind
             FROM pages p LEFT JOIN results r ON r.page_id = p.id LEFT JOIN artifacts a ON a.page_id = p.id AND a.name = 'json'
             WHERE p.document_id = ? ORDER BY p.number
@@ -77,8 +80,10 @@ extension Store {
     func readSize(of page: PageID) throws -> (width: Int, height: Int)? {
         try connection.cached("""
             SELECT r.width, r.height,
-                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
-                   CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END
+                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
+                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[0]') END),
+                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END,
+                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[1]') END)
             FROM results r LEFT JOIN artifacts a ON a.page_id = r.page_id AND a.name = 'json' WHERE r.page_id = ?
             """).first([.integer(page.rawValue)]) { row -> (width: Int, height: Int)? in
             if let w = row.optionalInt(2), let h = row.optionalInt(3), w > 0, h > 0 { return (w, h) }
@@ -115,7 +120,8 @@ extension Store {
             JSON.object([("original_size", row.optionalText(0).flatMap { try? JSON.parse($0) } ?? .null),
                          ("to_original", row.optionalText(1).flatMap { try? JSON.parse($0) } ?? .null)])
         }
-        let geometry = CanvasGeometry(result: result, rendering: placement)
+        // A result rendered on demand has no stored JSON rendering: its structure holds the same two fields.
+        let geometry = CanvasGeometry(result: result, rendering: placement ?? structure)
         let lines = result.lines.map { line in
             CanvasText.Line(text: line.text, box: geometry.canvasBox(line.box),
                             words: line.words.map { CanvasText.Word(text: Scripts.trimmed($0.text), box: geometry.canvasBox($0.box)) })

@@ -32,11 +32,27 @@ public struct ExportPage: Sendable {
     /// The corners of a box in the original image (clockwise from top left).
     public func quad(_ box: Rect) -> Quad { result.originalQuad(of: box) }
 
-    /// The bounding rectangle of a box in the original image, inside the image.
+    /// The bounding rectangle of a box in the original image, inside the image. Called for every box of every
+    /// format (render on demand renders them at export), so it allocates nothing: the corners of `quad(box)`, in its
+    /// order, with the comparisons of `Array.min()` and `max()`.
     public func bounds(_ box: Rect) -> Rect {
-        let corners = quad(box).corners
-        let left = clamp(corners.map(\.x).min() ?? 0, imageWidth), right = clamp(corners.map(\.x).max() ?? 0, imageWidth)
-        let top = clamp(corners.map(\.y).min() ?? 0, imageHeight), bottom = clamp(corners.map(\.y).max() ?? 0, imageHeight)
+        let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+        let a, b, c, d: Point
+        if let toOriginal = result.toOriginal {
+            (a, b, c, d) = (toOriginal.apply(Point(x0, y0)), toOriginal.apply(Point(x1, y0)), toOriginal.apply(Point(x1, y1)),
+                            toOriginal.apply(Point(x0, y1)))
+        } else {
+            (a, b, c, d) = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
+        }
+        var minX = a.x, maxX = a.x, minY = a.y, maxY = a.y
+        for corner in [b, c, d] {
+            if corner.x < minX { minX = corner.x }
+            if maxX < corner.x { maxX = corner.x }
+            if corner.y < minY { minY = corner.y }
+            if maxY < corner.y { maxY = corner.y }
+        }
+        let left = clamp(minX, imageWidth), right = clamp(maxX, imageWidth)
+        let top = clamp(minY, imageHeight), bottom = clamp(maxY, imageHeight)
         return Rect(x: left, y: top, width: max(0, right - left), height: max(0, bottom - top))
     }
 

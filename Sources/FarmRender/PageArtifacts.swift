@@ -8,6 +8,9 @@ public struct DocumentCreator: Sendable, Equatable {
     /// `engine` is the engine and its version, e.g. "tesseract 5.3.0".
     public init(engine: String) { version = "\(FarmVersion.string) (\(engine))" }
 
+    /// The creator a page's model names (`RenderContext.creator`): the software that read the page, whichever renders it.
+    public init(version: String) { self.version = version }
+
     /// "ocrfarm 0.9.0 (tesseract 5.3.0)".
     public var software: String { "ocrfarm \(version)" }
 }
@@ -62,6 +65,20 @@ public enum PageArtifacts {
 }
 
 extension PageArtifacts {
+    /// The formats rendered from a page's model when they are not stored (render on demand): all but the PDF page,
+    /// which shows the page image, and the text, which is stored.
+    public static let renderedOnDemand: [OutputFormat] = [.hocr, .alto, .page, .json]
+
+    /// Each of `outputs` that can be rendered from the model (`renderedOnDemand`), as the worker renders it at OCR
+    /// time from the same reading (`render`): the same bytes.
+    public static func render(_ model: PageModel, outputs: [OutputFormat]) -> [(OutputFormat, [UInt8])] {
+        let wanted = outputs.filter(renderedOnDemand.contains)
+        guard !wanted.isEmpty else { return [] }
+        let context = model.context
+        return render(model.result, pdf: nil, outputs: wanted, source: context.source, pageNumber: context.page,
+                      languages: context.languages, created: context.created, creator: DocumentCreator(version: context.creator))
+    }
+
     /// A rendering of `format` with its page image named `imageName` instead (the first image reference: hOCR's
     /// `image`, ALTO's `fileName`, PAGE's `imageFilename`); other formats, and a rendering without one, unchanged.
     /// An export points its files at the page image by a path that resolves from where they are written.

@@ -207,5 +207,14 @@ enum Schema {
                     ON CONFLICT (minute) DO UPDATE SET count = count + 1;
             END;
             """),
+        // Render on demand (issue 19): a result keeps its whole reading once, zlib-compressed (`PageModel`, see
+        // `Store.model(of:)`), and hOCR, ALTO, PAGE and the page JSON are rendered from it when exported or served;
+        // `structure` then holds the page-level fields only (no blocks). Results stored before this version (and
+        // by workers that send no model) keep their structure whole and their renderings in `artifacts`: NULL
+        // here, and exported and served as stored.
+        Migration(version: 11, name: "page models", sql: """
+            ALTER TABLE results ADD COLUMN model BLOB;
+            ALTER TABLE result_history ADD COLUMN model BLOB;
+            """),
     ]
 }

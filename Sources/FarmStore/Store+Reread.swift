@@ -40,11 +40,12 @@ extension Store {
     public func reread(_ document: DocumentID, options: PageOptions, now: Double = Clock.now) throws -> Int {
         try write {
             let id = SQLiteValue.integer(document.rawValue)
+            // The page model goes with its result (schema 11: every store written to is migrated first).
             try connection.cached("""
                 INSERT OR IGNORE INTO result_history (page_id, attempt, worker_id, engine, text, mean_confidence, width, height,
-                                                      structure, timings, finished_at, options, replaced_at)
+                                                      structure, timings, finished_at, options, replaced_at, model)
                 SELECT r.page_id, r.attempt, r.worker_id, r.engine, r.text, r.mean_confidence, r.width, r.height, r.structure,
-                       r.timings, r.finished_at, d.options, NULL
+                       r.timings, r.finished_at, d.options, NULL, r.model
                 FROM results r JOIN pages p ON p.id = r.page_id JOIN documents d ON d.id = p.document_id
                 WHERE p.document_id = ? AND p.state = 'done'
                 """).execute([id])
@@ -68,11 +69,12 @@ extension Store {
         let id = SQLiteValue.integer(page.rawValue)
         guard try connection.cached("SELECT 1 FROM results WHERE page_id = ?").first([id], { _ in true }) ?? false else { return }
         guard try connection.userVersion >= 8 else { return }
+        let model = try hasModels() ? "r.model" : "NULL"
         try connection.cached("""
             INSERT OR IGNORE INTO result_history (page_id, attempt, worker_id, engine, text, mean_confidence, width, height,
-                                                  structure, timings, finished_at, options, replaced_at)
+                                                  structure, timings, finished_at, options, replaced_at\(model == "NULL" ? "" : ", model"))
             SELECT r.page_id, r.attempt, r.worker_id, r.engine, r.text, r.mean_confidence, r.width, r.height, r.structure,
-                   r.timings, r.finished_at, d.options, ?
+                   r.timings, r.finished_at, d.options, ?\(model == "NULL" ? "" : ", r.model")
             FROM results r JOIN pages p ON p.id = r.page_id JOIN documents d ON d.id = p.document_id
             WHERE r.page_id = ?
             """).execute([.real(now), id])

@@ -1,5 +1,6 @@
 import FarmCore
 import SQLite
+import Zlib
 
 /// A finished page as a worker reported it.
 public struct PageOutput: Sendable {
@@ -58,14 +59,88 @@ extension Store {
             .blob(output.structure), .text(output.timings), .real(now),
         ])
         try indexForSearch(attempt.page, text: output.text)
-        if !output.artifacts.isEmpty {
+        // The page's model (render on demand) is kept compressed in its result row, not among the renderings.
+        let model = output.artifacts.first { $0.0 == Self.modelName }?.1
+        let renderings = output.artifacts.filter { $0.0 != Self.modelName }
+        if let model {
+            try connection.cached("UPDATE results SET model = ? WHERE page_id = ?")
+                .execute([.blob(Self.packed(model)), .integer(attempt.page.rawValue)])
+            // Renderings of an earlier reading (`reread`) that this one did not freeze would be exported in place of
+            // the ones rendered from the new model: they go.
+            try connection.cached("DELETE FROM artifacts WHERE page_id = ? AND name IN ('pdf', 'hocr', 'alto', 'page', 'json')")
+                .execute([.integer(attempt.page.rawValue)])
+        }
+        if !renderings.isEmpty {
             let insert = try connection.cached("INSERT OR REPLACE INTO artifacts (page_id, name, data) VALUES (?, ?, ?)")
-            for (name, data) in output.artifacts {
+            for (name, data) in renderings {
                 try insert.execute([.integer(attempt.page.rawValue), .text(name), .blob(data)])
             }
         }
         // The attempt's row says done, even when a lost or interrupted row of the same attempt was written first.
         try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .done, replacing: true)
         return true
+    }
+}
+
+/// The page models (`PageModel`): what a worker sends as the artifact named `model`, kept zlib-compressed in
+/// `results.model` (4 bytes of the JSON's length, little-endian, then the deflated JSON).
+extension Store {
+    /// The name a worker sends its page's model under, among the renderings.
+    public static let modelName = "model"
+
+    /// The most a stored model may inflate to: a model is a few hundred KB; more is a damaged row.
+    static let maximumModelBytes = 256 << 20
+
+    static func packed(_ json: [UInt8]) -> [UInt8] {
+        let size = UInt32(truncatingIfNeeded: json.count)
+        return [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)] + Zlib.compress(json)
+    }
+
+    static func unpacked(_ blob: [UInt8]) throws -> [UInt8] {
+        guard blob.count > 4 else { throw StoreError("a stored page model is too short (\(blob.count) bytes)") }
+        let size = Int(blob[0]) | Int(blob[1]) << 8 | Int(blob[2]) << 16 | Int(blob[3]) << 24
+        guard size <= maximumModelBytes else { throw StoreError("a stored page model says it is \(size) bytes") }
+        do {
+            return try Zlib.decompress(Array(blob[4...]), size: size)
+        } catch {
+            throw StoreError("a stored page model cannot be inflated: \(error.description)")
+        }
+    }
+
+    /// Whether the store has page models (schema 11 and later).
+    func hasModels() throws -> Bool { try connection.userVersion >= 11 }
+
+    /// Whether a done page's result has a model (its renderings can be rendered on demand).
+    public func hasModel(_ page: PageID) throws -> Bool {
+        guard try hasModels() else { return false }
+        return try connection.cached("SELECT 1 FROM results WHERE page_id = ? AND model IS NOT NULL")
+            .first([.integer(page.rawValue)]) { _ in true } ?? false
+    }
+
+    /// A done page's text and stored model as kept (compressed), to be read by `model(text:packed:)` on any thread;
+    /// nil when the page has no model.
+    public func packedModel(of page: PageID) throws -> (text: String, packed: [UInt8])? {
+        guard try hasModels() else { return nil }
+        return try connection.cached("SELECT text, model FROM results WHERE page_id = ? AND model IS NOT NULL")
+            .first([.integer(page.rawValue)]) { row in (text: row.text(0), packed: row.blob(1)) }
+    }
+
+    /// The model in `packed` (`packedModel(of:)`) with the page's `text`; nil when it does not read back.
+    public static func model(text: String, packed: [UInt8]) -> PageModel? {
+        guard let bytes = try? unpacked(packed), let json = try? JSON.parse(bytes) else { return nil }
+        return PageModel(json: json, text: text)
+    }
+
+    /// The names of the renderings stored with a page's result.
+    public func artifactNames(of page: PageID) throws -> Set<String> {
+        Set(try connection.cached("SELECT name FROM artifacts WHERE page_id = ?").rows([.integer(page.rawValue)]) { $0.text(0) })
+    }
+
+    /// The model of a done page, to render it (`PageModel`); nil when the page has no result or its result has no
+    /// model (stored before models were, or by a worker that sends none), or the model does not read back.
+    public func model(of page: PageID) throws -> PageModel? {
+        guard try hasModels() else { return nil }
+        guard let row = try packedModel(of: page), let json = try? JSON.parse(try Self.unpacked(row.packed)) else { return nil }
+        return PageModel(json: json, text: row.text)
     }
 }

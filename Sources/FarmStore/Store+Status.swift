@@ -92,11 +92,15 @@ extension Store {
 
     /// The stored structure of a done page (`PageResult.structureJSON`: blocks, language, keywords…); nil when the
     /// page has no result or the worker sent something that is not JSON.
+    /// A result stored with a page model (`model(of:)`) has its structure's blocks in the model: they are put back
+    /// (as `PageResult.structureJSON` writes them), so readers see one shape.
     public func structure(of page: PageID) throws -> JSON? {
         let bytes = try connection.cached("SELECT structure FROM results WHERE page_id = ?").first([.integer(page.rawValue)]) {
             $0.blob(0)
         }
-        return bytes.flatMap { try? JSON.parse($0) }
+        guard let structure = bytes.flatMap({ try? JSON.parse($0) }) else { return nil }
+        guard structure["blocks"] == nil, let model = try model(of: page) else { return structure }
+        return model.result.withBlocks(structure)
     }
 
     /// The renderings stored with a page's result, by name (pdf, hocr, alto, page, json).

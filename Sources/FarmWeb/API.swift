@@ -4,6 +4,7 @@ import Glibc
 import Crypto
 import FarmCore
 import FarmIngest
+import FarmRender
 import FarmStore
 import MicroHTTPD
 import SQLite
@@ -299,13 +300,19 @@ final class API: Sendable {
                         ("mean_confidence", .rounded(row.double(2), places: 1)),
                         ("width", JSON(row.int(3))), ("height", JSON(row.int(4))),
                         ("quality", row.optionalDouble(5).map { .rounded($0, places: 3) } ?? .null),
-                        ("structure", (try? JSON.parse(row.blob(6))) ?? .null),
+                        ("structure", (try? JSON.parse(row.blob(6))).map { structure in
+                            // A result with a page model keeps its blocks there (render on demand): put back.
+                            structure["blocks"] == nil ? ((try? store.structure(of: id)) ?? nil) ?? structure : structure
+                        } ?? .null),
                         ("finished_at", JSON(Clock.iso8601(row.double(7)))),
                     ])
                 }
-                let names = try store.connection.cached("SELECT name FROM artifacts WHERE page_id = ? ORDER BY name")
+                var names = try store.connection.cached("SELECT name FROM artifacts WHERE page_id = ? ORDER BY name")
                     .rows([.integer(id.rawValue)]) { $0.text(0) }
-                let pageJSON = try store.artifact("json", of: id).flatMap { try? JSON.parse($0) }
+                if try store.hasModel(id) {
+                    names = Set(names + PageArtifacts.renderedOnDemand.map(\.rawValue)).sorted()
+                }
+                let pageJSON = try Self.stored("json", of: id, in: store).flatMap { try? JSON.parse($0) }
                 let neighbour = try store.connection.cached("SELECT id FROM pages WHERE document_id = ? AND number = ?")
                 let previous = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number - 1))]) { $0.int(0) }
                 let next = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number + 1))]) { $0.int(0) }
@@ -327,10 +334,20 @@ final class API: Sendable {
         }
     }
 
-    /// `/api/pages/{id}/{hocr|alto|page|json|pdf|text}`: a stored rendering, or the page text.
+    /// A page's rendering named `name`: as stored (frozen at OCR time, or from an older store), else hOCR, ALTO, PAGE
+    /// and JSON rendered from the page's model (render on demand, issue 19), the bytes `export` writes.
+    static func stored(_ name: String, of id: PageID, in store: Store) throws -> [UInt8]? {
+        if let bytes = try store.artifact(name, of: id) { return bytes }
+        guard let format = OutputFormat(rawValue: name), PageArtifacts.renderedOnDemand.contains(format),
+              let model = try store.model(of: id) else { return nil }
+        return PageArtifacts.render(model, outputs: [format]).first?.1
+    }
+
+    /// `/api/pages/{id}/{hocr|alto|page|json|pdf|text}`: a stored rendering or one rendered from the page's model,
+    /// or the page text.
     private func rendering(_ name: String, of id: PageID) throws -> HTTPResponse {
         let found: [UInt8]? = try pool.with { store in
-            name == "text" ? try store.text(of: id).map { Array($0.utf8) } : try store.artifact(name, of: id)
+            name == "text" ? try store.text(of: id).map { Array($0.utf8) } : try Self.stored(name, of: id, in: store)
         }
         guard let found else { return Self.error(404, "page \(id.rawValue) has no \(name) rendering (not read yet, or failed)") }
         let type = switch name {

@@ -74,11 +74,16 @@ struct Slot {
                 let page = try processor.process(source, options: job.options, outputs: job.options.outputs,
                                                  sourceName: job.source)
                 let result = page.result
+                // The whole reading goes with the result as the page's model (render on demand, issue 19): the store
+                // keeps it once, and renders hOCR, ALTO, PAGE and JSON from it; the structure is its page-level part.
+                let model = PageModel(result: result, context: RenderContext(
+                    source: job.source, page: job.index + 1, languages: job.options.languages, created: Clock.now,
+                    creator: PageProcessor.documentCreator.version))
                 message = .result(ResultMessage(
                     attempt: job.attempt, engine: processor.engineName, meanConfidence: result.meanConfidence,
                     width: result.width, height: result.height, timings: result.timings,
-                    text: Array(result.text.utf8), structure: Array(result.structureJSON.rendered.utf8),
-                    artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) }))
+                    text: Array(result.text.utf8), structure: result.summaryJSON.bytes,
+                    artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) } + [("model", model.json.bytes)]))
                 if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
             } catch {
                 message = .fail(FailMessage(attempt: job.attempt, failure: error))

@@ -27,7 +27,7 @@ enum SubmitOptionSpecs {
         OptionSpec("--force", "Submit files again even if the same content was submitted before."),
         OptionSpec("--replace", "A file changed since it was submitted replaces its earlier document (deleted), instead of joining it."),
         OptionSpec("--outputs", value: "LIST",
-                   "Renderings stored with each page: pdf, hocr, alto, page, json (comma-separated), or none. Default: all."),
+                   "Renderings stored with each page as made at OCR time: pdf, hocr, alto, page, json (comma-separated), or none; hOCR, ALTO, PAGE and JSON not listed are rendered from the stored reading when exported or served. Default: pdf."),
     ] + CorrectionOptions.specs
 
     static func parse(_ arguments: ParsedArguments) throws(UsageError) -> SubmitOptions {

@@ -92,7 +92,7 @@ struct ModuleEdgesTests {
     /// Each C module and the one wrapper module that may import it.
     static let wrappers = ["CZeroMQ": "ZeroMQ", "CSQLite": "SQLite", "CLeptonica": "Leptonica", "CTesseract": "Tesseract",
                            "CQPDF": "QPDF", "CJemalloc": "Allocator", "CICU": "ICU", "CCrypto": "Crypto",
-                           "CMicroHTTPD": "MicroHTTPD"]
+                           "CMicroHTTPD": "MicroHTTPD", "CZlib": "Zlib"]
     /// The worker side: what a worker links. None of it may reach the store.
     static let workerSide = ["FarmWorker", "FarmPipeline", "FarmRender", "FarmAnalysis", "FarmRuntime", "FarmProtocol"]
 
