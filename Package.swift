@@ -97,7 +97,7 @@ let package = Package(
                                                                 "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
-        .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
+        .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "TestSupport"]),
         .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "Crypto", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmStore
+import FarmRender
 import TestSupport
 import Foundation
 #if canImport(FoundationXML)
@@ -184,7 +185,9 @@ struct ExportCommandTests {
         #expect(TextMetrics.characterErrorRate(reference: Fixtures.phototestTruth, hypothesis: photo) < 0.03)
 
         // Page 2's invisible words lie on the boxes of the stored JSON, scaled to points.
-        let json = try JSON.parse(try #require(try store.artifacts(of: page(store, "clean pages", 2).id)["json"]))
+        // The page JSON as export renders it from the stored page model (render on demand).
+        let model = try #require(try store.model(of: page(store, "clean pages", 2).id))
+        let json = try JSON.parse(try #require(PageArtifacts.render(model, outputs: [.json]).first?.1))
         let resolution = Double(try #require(json["resolution"]?.intValue))
         let (placed, checked) = try PDFWordPlacement.count(pdf: pdf, page: 2, words: try #require(json["words"]?.arrayValue),
                                                            resolution: resolution)

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmIIIF
+import FarmRender
 import FarmRuntime
 import FarmStore
 import Foundation
@@ -209,7 +210,9 @@ struct IIIFServerTests {
             let page = try #require(fixture.pages[name])
             // The word as the page's JSON has it, with its corners on the original image.
             let store = try Store(path: fixture.store, readOnly: true)
-            let pageJSON = try JSON.parse(try #require(try store.artifact("json", of: page)))
+            // The page JSON as export renders it from the stored page model (render on demand).
+            let model = try #require(try store.model(of: page))
+            let pageJSON = try JSON.parse(try #require(PageArtifacts.render(model, outputs: [.json]).first?.1))
             let words = try #require(pageJSON["words"]?.arrayValue)
             let word = try #require(words.first { ($0["text"]?.stringValue?.count ?? 0) >= 6 && $0["confidence"]?.doubleValue ?? 0 > 80 })
             let text = try #require(word["text"]?.stringValue)
