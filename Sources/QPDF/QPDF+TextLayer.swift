@@ -51,15 +51,7 @@ extension QPDF {
     /// Facts about page `page` (from 0) of a PDF in memory, read in this process (no poppler run).
     public static func pageFacts(_ pdf: [UInt8], name: String, page: Int) throws(QPDFError) -> PDFPageFacts {
         try withHandle { handle, log throws(QPDFError) in
-            let rc = pdf.withUnsafeBufferPointer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), nil)
-                }
-            }
-            guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else {
-                let error = lastError(handle, log: log)
-                throw QPDFError(operation: "read \(name)", message: error.message, kind: error.needsPassword ? .password : .failed)
-            }
+            try read(pdf, into: handle, log: log, name: name)
             guard (0..<Int(qpdf_get_num_pages(handle))).contains(page) else {
                 throw QPDFError(operation: "read \(name)", message: "no page \(page + 1)")
             }
@@ -112,17 +104,8 @@ extension QPDF {
                                   onlyPage: Int? = nil, compress: ([UInt8]) -> [UInt8]? = { _ in nil }) throws(QPDFError) -> [UInt8]
     {
         return try withHandle { handle, log throws(QPDFError) in
-            func failure(_ what: String) -> QPDFError {
-                let error = lastError(handle, log: log)
-                return QPDFError(operation: "\(what) \(name)", message: error.message.isEmpty ? "qpdf failed" : error.message,
-                                 kind: error.needsPassword ? .password : .failed)
-            }
-            let rc = pdf.withUnsafeBufferPointer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), nil)
-                }
-            }
-            guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
+            func failure(_ what: String) -> QPDFError { QPDF.failure(what, name, handle: handle, log: log) }
+            try read(pdf, into: handle, log: log, name: name)
             let pageCount = Int(qpdf_get_num_pages(handle))
             guard pageCount > 0 else { throw QPDFError(operation: "read \(name)", message: "the PDF has no pages") }
             for layer in layers where !(0..<pageCount).contains(layer.page) {
@@ -266,17 +249,8 @@ extension QPDF {
             if let layer { found.append((page.page, layer.text, layer.streams, page.path)) }
         }
         return try withHandle { handle, log throws(QPDFError) in
-            func failure(_ what: String) -> QPDFError {
-                let error = lastError(handle, log: log)
-                return QPDFError(operation: "\(what) \(name)", message: error.message.isEmpty ? "qpdf failed" : error.message,
-                                 kind: error.needsPassword ? .password : .failed)
-            }
-            let rc = source.withUnsafeBufferPointer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                    qpdf_read_memory(handle, name, chars, UInt64(buffer.count), nil)
-                }
-            }
-            guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
+            func failure(_ what: String) -> QPDFError { QPDF.failure(what, name, handle: handle, log: log) }
+            try read(source, into: handle, log: log, name: name)
             let pageCount = Int(qpdf_get_num_pages(handle))
             for text in found where !(0..<pageCount).contains(text.page) {
                 throw QPDFError(operation: "add text to \(name)", message: "no page \(text.page + 1) (the PDF has \(pageCount))")

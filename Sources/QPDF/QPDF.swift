@@ -176,6 +176,28 @@ public enum QPDF {
         return try body(handle, log)
     }
 
+    /// Reads the PDF in `bytes` (`name` in messages) into `handle`, a handle of `withHandle`; throws qpdf's error
+    /// when it cannot be read (a password it needs is `.password`).
+    static func read(_ bytes: [UInt8], into handle: qpdf_data?, log: MessageLog, name: String,
+                     password: String? = nil) throws(QPDFError) {
+        guard !bytes.isEmpty else { throw QPDFError(operation: "read \(name)", message: "the file is empty") }
+        let rc = bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                qpdf_read_memory(handle, name, chars, UInt64(buffer.count), password)
+            }
+        }
+        guard rc & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else {
+            throw failure("read", name, handle: handle, log: log)
+        }
+    }
+
+    /// The error of `operation` on the PDF `name` that `handle` holds (qpdf's text, else "qpdf failed").
+    static func failure(_ operation: String, _ name: String, handle: qpdf_data?, log: MessageLog) -> QPDFError {
+        let error = lastError(handle, log: log)
+        return QPDFError(operation: "\(operation) \(name)", message: error.message.isEmpty ? "qpdf failed" : error.message,
+                         kind: error.needsPassword ? .password : .failed)
+    }
+
     /// What went wrong on `handle`: qpdf's full error text (else what it logged), and whether it asked for a password.
     static func lastError(_ handle: qpdf_data?, log: MessageLog) -> (message: String, needsPassword: Bool) {
         guard let error = qpdf_get_error(handle) else { return (log.text, false) }
