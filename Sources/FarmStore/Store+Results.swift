@@ -139,8 +139,6 @@ extension Store {
     /// The model of a done page, to render it (`PageModel`); nil when the page has no result or its result has no
     /// model (stored before models were, or by a worker that sends none), or the model does not read back.
     public func model(of page: PageID) throws -> PageModel? {
-        guard try hasModels() else { return nil }
-        guard let row = try packedModel(of: page), let json = try? JSON.parse(try Self.unpacked(row.packed)) else { return nil }
-        return PageModel(json: json, text: row.text)
+        try packedModel(of: page).flatMap { Self.model(text: $0.text, packed: $0.packed) }
     }
 }
