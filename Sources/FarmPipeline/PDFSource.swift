@@ -87,22 +87,22 @@ public enum PDFRasterizer {
         }
     }
 
-    /// The text page `page` (from 0) has already (`pdftotext -layout`), or nil when it has none: a scan, or a page
-    /// of drawings. Text drawn invisibly over a scan (an earlier OCR) counts as text.
-    public static func existingText(_ pdf: [UInt8], page: Int) throws(PageFailure) -> String? {
+    /// The text page `page` (from 0) has already, with its words' boxes (`pdftotext -bbox-layout`, in points from
+    /// the top left of the page as shown), or nil when it has none: a scan, or a page of drawings. Text drawn
+    /// invisibly over a scan (an earlier OCR) counts as text.
+    public static func existingText(_ pdf: [UInt8], page: Int, facts: PDFPageFacts) throws(PageFailure) -> (text: String, blocks: [Block])? {
         // A page without a font has no text: most scans, found without a poppler run.
-        guard try facts(pdf, page: page).hasFonts else { return nil }
+        guard facts.hasFonts else { return nil }
+        let turned = facts.rotation == 90 || facts.rotation == 270
+        let width = Int((turned ? facts.height : facts.width).rounded()), height = Int((turned ? facts.width : facts.height).rounded())
         return try withFile(pdf) { path throws(PageFailure) in
-            let output = path + ".txt"
-            _ = try runTool("pdftotext", ["-layout", "-enc", "UTF-8", "-f", String(page + 1), "-l", String(page + 1), path, output],
+            let output = path + ".html"
+            _ = try runTool("pdftotext", ["-bbox-layout", "-enc", "UTF-8", "-f", String(page + 1), "-l", String(page + 1), path, output],
                             what: "cannot read the text of page \(page + 1)")
             defer { FileSystem.remove(output) }
-            let text = (try? FileSystem.readText(output)) ?? ""
-            // pdftotext ends a page with a form feed; trailing blanks of -layout's columns are no text.
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { String($0.reversed().drop { $0 == " " || $0 == "\u{0C}" || $0 == "\r" }.reversed()) }
-            let kept = lines.reversed().drop { $0.isEmpty }.reversed().joined(separator: "\n")
-            return kept.contains { !$0.isWhitespace } ? kept : nil
+            let blocks = PDFTextLayout.blocks((try? FileSystem.readText(output)) ?? "", width: width, height: height)
+            let text = PDFTextLayout.text(blocks)
+            return text.contains { !$0.isWhitespace } ? (text, blocks) : nil
         }
     }
 

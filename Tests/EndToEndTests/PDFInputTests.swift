@@ -202,6 +202,19 @@ struct PDFInputTests {
         let text = try Run.ocrfarm(["ocr", source], environment: environment)
         #expect(text.status == 0)
         for line in TestPDFs.bornDigitalLines { #expect(text.text.contains(line), "\(text.text)") }
+        // Its words have their boxes, in points from the top left: the PostScript set each line's baseline at
+        // 700, 676, 652 points from the bottom of the 842-point page, starting 72 points from the left.
+        let json = try Run.ocrfarm(["ocr", source, "--format", "json"], environment: environment)
+        let page = try JSON.parse(Array(json.stdout))
+        let words = (page["pages"]?.arrayValue?.first ?? page)["words"]?.arrayValue ?? []
+        #expect(words.count == TestPDFs.bornDigitalLines.joined(separator: " ").split(separator: " ").count, "\(json.text)")
+        let lineStarts = words.filter { $0["box"]?.arrayValue?.first?.intValue == 72 }.compactMap { $0["box"]?.arrayValue?.compactMap(\.intValue) }
+        #expect(lineStarts.count == 3)
+        for (box, baseline) in zip(lineStarts, [142, 166, 190]) {
+            #expect(box.count == 4 && box[1] < baseline && baseline < box[1] + box[3] && box[3] <= 20, "\(box)")
+        }
+        let hocr = try Run.ocrfarm(["ocr", source, "--format", "hocr"], environment: environment)
+        #expect(hocr.text.contains("ocrx_word") && hocr.text.contains(">harbour<"), "\(hocr.text)")
         // force reads it anyway and lays its text over the page's.
         let forced = try Run.ocrfarm(["ocr", source, "--pdf-text", "force", "--format", "json"], environment: environment)
         #expect(forced.status == 0, "\(forced.stderr)")
