@@ -38,7 +38,10 @@ extension Store {
                 // documents and, when it reads to the end (at most `documentLimit` documents with work), also
                 // gives the farm's counts; otherwise they are an index range of their own. The pages being reread
                 // are looked up once, for both.
-                let total = try connection.cached("SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
+                // Schema 12 keeps each document's pages by state: the total is a thousand rows, not a million cells.
+                let total = try connection.cached(try hasDocumentCounts()
+                    ? "SELECT coalesce(sum(queued + leased + done + failed), 0) FROM document_counts"
+                    : "SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
                 let rereading = try rereadingPages()
                 let unfinished = try unfinishedDocuments(limit: documentLimit, rereading: rereading)
                 (progress, truncated) = (unfinished.listed, unfinished.truncated)

@@ -86,7 +86,10 @@ public final class WebServer: Sendable {
         }
         var limits = HTTPServer.Limits()
         limits.threads = max(1, options.threads)
+        // Hundreds of dashboard and API clients at once (issue 21: 200 on loopback) are queued, not refused:
+        // connections up to the limit wait for a pool thread, and a burst of connects waits in the backlog.
         limits.connections = 512
+        limits.backlog = 1024
         limits.connectionsPerAddress = 256
         limits.timeoutSeconds = 30
         limits.memoryPerConnection = 64 * 1024
