@@ -221,7 +221,8 @@ enum Schema {
         // never drifts, and the lowest) in one row, kept exact by triggers on every insert, delete and state
         // change of `pages` and every insert, delete and change of `results`, so `/api/documents` reads a row per
         // document instead of a thousand pages and their results' structures (the quality column parses JSON).
-        // A page never moves to another document. The lowest quality is looked for again only when the result
+        // A page never moves to another document. `status` reads the documents with pages not done from the partial
+        // index `document_counts_unfinished` (a row per such document, not one per page). The lowest quality is looked for again only when the result
         // that held it goes (`Store.delete` drops a document's row first, so deleting it looks for nothing).
         Migration(version: 12, name: "document counts", sql: """
             CREATE TABLE document_counts (
@@ -238,6 +239,8 @@ enum Schema {
                 SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'done'), sum(state = 'failed')
                 FROM pages GROUP BY document_id;
             INSERT OR IGNORE INTO document_counts (document_id) SELECT id FROM documents;
+            CREATE INDEX document_counts_unfinished ON document_counts(document_id, queued, leased, failed)
+                WHERE queued + leased + failed > 0;
             UPDATE document_counts SET (quality_count, quality_sum, quality_min) = (
                 SELECT count(r.quality), coalesce(sum(CAST(round(r.quality * 1000000) AS INTEGER)), 0), min(r.quality)
                 FROM pages p JOIN results r ON r.page_id = p.id WHERE p.document_id = document_counts.document_id);
