@@ -216,5 +216,86 @@ enum Schema {
             ALTER TABLE results ADD COLUMN model BLOB;
             ALTER TABLE result_history ADD COLUMN model BLOB;
             """),
+        // The document list at a million pages (issue 21, decision 0075): each document's pages by state and its
+        // results' quality (how many measured, their sum in millionths, an integer so that adding and taking away
+        // never drifts, and the lowest) in one row, kept exact by triggers on every insert, delete and state
+        // change of `pages` and every insert, delete and change of `results`, so `/api/documents` reads a row per
+        // document instead of a thousand pages and their results' structures (the quality column parses JSON).
+        // A page never moves to another document. `status` reads the documents with pages not done from the partial
+        // index `document_counts_unfinished` (a row per such document, not one per page). The lowest quality is looked for again only when the result
+        // that held it goes (`Store.delete` drops a document's row first, so deleting it looks for nothing).
+        Migration(version: 12, name: "document counts", sql: """
+            CREATE TABLE document_counts (
+                document_id INTEGER PRIMARY KEY,
+                queued INTEGER NOT NULL DEFAULT 0,
+                leased INTEGER NOT NULL DEFAULT 0,
+                done INTEGER NOT NULL DEFAULT 0,
+                failed INTEGER NOT NULL DEFAULT 0,
+                quality_count INTEGER NOT NULL DEFAULT 0,
+                quality_sum INTEGER NOT NULL DEFAULT 0,
+                quality_min REAL
+            ) STRICT;
+            INSERT INTO document_counts (document_id, queued, leased, done, failed)
+                SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'done'), sum(state = 'failed')
+                FROM pages GROUP BY document_id;
+            INSERT OR IGNORE INTO document_counts (document_id) SELECT id FROM documents;
+            CREATE INDEX document_counts_unfinished ON document_counts(document_id, queued, leased, failed)
+                WHERE queued + leased + failed > 0;
+            UPDATE document_counts SET (quality_count, quality_sum, quality_min) = (
+                SELECT count(r.quality), coalesce(sum(CAST(round(r.quality * 1000000) AS INTEGER)), 0), min(r.quality)
+                FROM pages p JOIN results r ON r.page_id = p.id WHERE p.document_id = document_counts.document_id);
+            CREATE TRIGGER documents_count_insert AFTER INSERT ON documents BEGIN
+                INSERT OR IGNORE INTO document_counts (document_id) VALUES (NEW.id);
+            END;
+            CREATE TRIGGER documents_count_delete AFTER DELETE ON documents BEGIN
+                DELETE FROM document_counts WHERE document_id = OLD.id;
+            END;
+            CREATE TRIGGER pages_count_insert AFTER INSERT ON pages BEGIN
+                INSERT INTO document_counts (document_id, queued, leased, done, failed)
+                    VALUES (NEW.document_id, NEW.state = 'queued', NEW.state = 'leased', NEW.state = 'done', NEW.state = 'failed')
+                    ON CONFLICT (document_id) DO UPDATE SET queued = queued + excluded.queued, leased = leased + excluded.leased,
+                        done = done + excluded.done, failed = failed + excluded.failed;
+            END;
+            CREATE TRIGGER pages_count_delete AFTER DELETE ON pages BEGIN
+                UPDATE document_counts SET queued = queued - (OLD.state = 'queued'), leased = leased - (OLD.state = 'leased'),
+                    done = done - (OLD.state = 'done'), failed = failed - (OLD.state = 'failed')
+                WHERE document_id = OLD.document_id;
+            END;
+            CREATE TRIGGER pages_count_update AFTER UPDATE OF state ON pages WHEN OLD.state != NEW.state BEGIN
+                UPDATE document_counts SET
+                    queued = queued - (OLD.state = 'queued') + (NEW.state = 'queued'),
+                    leased = leased - (OLD.state = 'leased') + (NEW.state = 'leased'),
+                    done = done - (OLD.state = 'done') + (NEW.state = 'done'),
+                    failed = failed - (OLD.state = 'failed') + (NEW.state = 'failed')
+                WHERE document_id = NEW.document_id;
+            END;
+            CREATE TRIGGER results_quality_insert AFTER INSERT ON results WHEN NEW.quality IS NOT NULL BEGIN
+                UPDATE document_counts SET quality_count = quality_count + 1,
+                    quality_sum = quality_sum + CAST(round(NEW.quality * 1000000) AS INTEGER),
+                    quality_min = min(coalesce(quality_min, NEW.quality), NEW.quality)
+                WHERE document_id = (SELECT document_id FROM pages WHERE id = NEW.page_id);
+            END;
+            CREATE TRIGGER results_quality_delete AFTER DELETE ON results WHEN OLD.quality IS NOT NULL BEGIN
+                UPDATE document_counts SET quality_count = quality_count - 1,
+                    quality_sum = quality_sum - CAST(round(OLD.quality * 1000000) AS INTEGER),
+                    quality_min = CASE WHEN OLD.quality > quality_min THEN quality_min ELSE (
+                        SELECT min(r.quality) FROM pages p JOIN results r ON r.page_id = p.id
+                        WHERE p.document_id = document_counts.document_id) END
+                WHERE document_id = (SELECT document_id FROM pages WHERE id = OLD.page_id);
+            END;
+            CREATE TRIGGER results_quality_update AFTER UPDATE OF structure, page_id ON results
+                WHEN OLD.quality IS NOT NEW.quality OR OLD.page_id != NEW.page_id BEGIN
+                UPDATE document_counts SET quality_count = quality_count - 1,
+                    quality_sum = quality_sum - CAST(round(OLD.quality * 1000000) AS INTEGER),
+                    quality_min = CASE WHEN OLD.quality > quality_min THEN quality_min ELSE (
+                        SELECT min(r.quality) FROM pages p JOIN results r ON r.page_id = p.id
+                        WHERE p.document_id = document_counts.document_id) END
+                WHERE OLD.quality IS NOT NULL AND document_id = (SELECT document_id FROM pages WHERE id = OLD.page_id);
+                UPDATE document_counts SET quality_count = quality_count + 1,
+                    quality_sum = quality_sum + CAST(round(NEW.quality * 1000000) AS INTEGER),
+                    quality_min = min(coalesce(quality_min, NEW.quality), NEW.quality)
+                WHERE NEW.quality IS NOT NULL AND document_id = (SELECT document_id FROM pages WHERE id = NEW.page_id);
+            END;
+            """),
     ]
 }

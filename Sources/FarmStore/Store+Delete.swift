@@ -60,6 +60,10 @@ extension Store {
             }
             for document in documents {
                 let id = SQLiteValue.integer(document.rawValue)
+                // Its counts go first: deleting its results then looks for no new lowest quality (schema 12).
+                if try hasDocumentCounts() {
+                    try connection.cached("DELETE FROM document_counts WHERE document_id = ?").execute([id])
+                }
                 for table in ["page_search WHERE rowid", "artifacts WHERE page_id", "results WHERE page_id", "attempts WHERE page_id",
                               "result_history WHERE page_id"] {
                     try connection.cached("DELETE FROM \(table) IN (SELECT id FROM pages WHERE document_id = ?)").execute([id])

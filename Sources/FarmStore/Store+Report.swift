@@ -34,11 +34,15 @@ extension Store {
                 documents = scope.count
             } else {
                 // count(*) counts b-tree cells without reading them. The pages not done come from one pass over
-                // the partial index `pages_unfinished` (schema 10) in document order, which lists the unfinished
+                // the partial index `pages_unfinished` (schema 10; from schema 12 `document_counts_unfinished`, a
+                // row per document) in document order, which lists the unfinished
                 // documents and, when it reads to the end (at most `documentLimit` documents with work), also
                 // gives the farm's counts; otherwise they are an index range of their own. The pages being reread
                 // are looked up once, for both.
-                let total = try connection.cached("SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
+                // Schema 12 keeps each document's pages by state: the total is a thousand rows, not a million cells.
+                let total = try connection.cached(try hasDocumentCounts()
+                    ? "SELECT coalesce(sum(queued + leased + done + failed), 0) FROM document_counts"
+                    : "SELECT count(*) FROM pages").first { $0.int(0) } ?? 0
                 let rereading = try rereadingPages()
                 let unfinished = try unfinishedDocuments(limit: documentLimit, rereading: rereading)
                 (progress, truncated) = (unfinished.listed, unfinished.truncated)
@@ -131,7 +135,12 @@ extension Store {
     private func unfinishedDocuments(limit: Int, rereading: [DocumentID: (queued: Int, leased: Int)]) throws
         -> (listed: [FarmReport.DocumentProgress], truncated: Bool, counts: PageCounts?)
     {
-        let statement = try connection.cached("""
+        // Schema 12 keeps the same sums per document (`document_counts`, its partial index holding the documents
+        // with pages not done): a row per unfinished document instead of one per unfinished page.
+        let statement = try connection.cached(try hasDocumentCounts() ? """
+            SELECT document_id, queued, leased, failed FROM document_counts
+            WHERE queued + leased + failed > 0 ORDER BY document_id
+            """ : """
             SELECT document_id, sum(state = 'queued'), sum(state = 'leased'), sum(state = 'failed')
             FROM pages WHERE state != 'done' GROUP BY document_id ORDER BY document_id
             """)

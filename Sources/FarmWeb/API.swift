@@ -172,8 +172,9 @@ final class API: Sendable {
     }
 
     /// `/api/documents?limit=&after=`: documents in id order after the cursor, each with its pages by state and
-    /// its quality; `next` is the cursor of the following page (null at the end). Keyed by id, so any page of a
-    /// million documents costs the same.
+    /// its quality; `next` is the cursor of the following page (null at the end). Keyed by id, and one row of
+    /// `document_counts` per document (schema 12), so any page of a million documents costs the same however
+    /// many pages they have.
     private func documents(_ request: HTTPRequest) throws -> HTTPResponse {
         let limit = try limit(request, default: 50, max: 500)
         let after = try request.query["after"].map { text -> DocumentID in
@@ -182,20 +183,9 @@ final class API: Sendable {
         }
         return Self.json(try pool.with { store in
             try store.read {
-                let documents = try store.documents(after: after, limit: limit)
-                let counts = try store.connection.cached("SELECT state, count(*) FROM pages WHERE document_id = ? GROUP BY state")
-                let quality = try store.connection.cached(try Self.hasQuality(store) ? """
-                    SELECT avg(r.quality), count(r.quality), min(r.quality) FROM pages p JOIN results r ON r.page_id = p.id
-                    WHERE p.document_id = ?
-                    """ : "SELECT NULL, 0, NULL WHERE ? IS NOT NULL")
-                let items: [JSON] = try documents.map { document in
-                    var pages = PageCounts()
-                    for (state, count) in try counts.rows([.integer(document.id.rawValue)], { ($0.text(0), $0.int(1)) }) {
-                        if let state = PageState(rawValue: state) { pages[state] = count }
-                    }
-                    let measured = try quality.first([.integer(document.id.rawValue)]) { row in
-                        (row.optionalDouble(0), row.int(1), row.optionalDouble(2))
-                    }
+                let summaries = try store.documentSummaries(after: after, limit: limit)
+                let items: [JSON] = summaries.map { summary in
+                    let (document, pages) = (summary.document, summary.pages)
                     let finished = pages[.done] + pages[.failed]
                     return .object([
                         ("id", JSON(Int(document.id.rawValue))), ("name", JSON(document.name)),
@@ -204,15 +194,15 @@ final class API: Sendable {
                         ("pages", pages.json),
                         ("progress", .rounded(pages.total == 0 ? 1 : Double(finished) / Double(pages.total), places: 3)),
                         ("quality", .object([
-                            ("measured", JSON(measured?.1 ?? 0)),
-                            ("mean", measured?.0.map { .rounded($0, places: 3) } ?? .null),
-                            ("min", measured?.2.map { .rounded($0, places: 3) } ?? .null),
+                            ("measured", JSON(summary.qualityMeasured)),
+                            ("mean", summary.qualityMean.map { .rounded($0, places: 3) } ?? .null),
+                            ("min", summary.qualityMin.map { .rounded($0, places: 3) } ?? .null),
                         ])),
                     ])
                 }
                 return .object([
                     ("documents", .array(items)),
-                    ("next", documents.count == limit ? documents.last.map { JSON(Int($0.id.rawValue)) } ?? .null : .null),
+                    ("next", summaries.count == limit ? summaries.last.map { JSON(Int($0.document.id.rawValue)) } ?? .null : .null),
                 ])
             }
         })
@@ -429,26 +419,42 @@ final class API: Sendable {
         })
     }
 
-    /// `/api/throughput`: pages finished per minute over the last hour (oldest first, 60 values) and per hour over
-    /// the last day (24), for the dashboard's chart; from the results' finished_at index, so a big store costs only
-    /// its last day's results.
+    /// `/api/throughput`: pages finished per minute over the last hour (oldest first, 60 values, the last one the
+    /// minute now running) and per hour over the last day (24, each 60 such minutes), for the dashboard's chart;
+    /// added up from `result_minutes` (schema 10, results counted per minute of `finished_at` by triggers), so it
+    /// reads at most 1,440 small rows however many results the day had.
     private func throughput() throws -> HTTPResponse {
         let now = Clock.now
         return Self.json(try pool.with { store in
-            // Counted by SQLite over the finished_at index, one range per bucket: no row reaches Swift, no sort.
-            let range = try store.connection.cached("SELECT count(*) FROM results WHERE finished_at > ? AND finished_at <= ?")
-            func buckets(_ width: Double, _ count: Int) throws -> [Int] {
-                try (0..<count).map { index in
-                    let end = now - width * Double(count - 1 - index)
-                    return try range.first([.real(end - width), .real(end)]) { $0.int(0) } ?? 0
+            let minute = Int64((now / 60).rounded(.down))
+            var perMinute = [Int](repeating: 0, count: 60)
+            var perHour = [Int](repeating: 0, count: 24)
+            func add(_ count: Int, minutesAgo ago: Int64) {
+                guard ago >= 0 && ago < 1440 else { return }
+                if ago < 60 { perMinute[59 - Int(ago)] += count }
+                perHour[23 - Int(ago / 60)] += count
+            }
+            if try store.connection.userVersion >= 10 {
+                for (at, count) in try store.connection.cached("""
+                    SELECT minute, count FROM result_minutes WHERE minute > ? AND minute <= ? AND count != 0
+                    """).rows([.integer(minute - 1440), .integer(minute)], { ($0.int64(0), $0.int(1)) })
+                {
+                    add(count, minutesAgo: minute - at)
+                }
+            } else {
+                // An older store: the same minutes counted in the finished_at index.
+                for (at, count) in try store.connection.cached("""
+                    SELECT CAST(finished_at / 60 AS INTEGER), count(*) FROM results
+                    WHERE finished_at >= ? AND finished_at < ? GROUP BY 1
+                    """).rows([.real(Double(minute - 1439) * 60), .real(Double(minute + 1) * 60)], { ($0.int64(0), $0.int(1)) })
+                {
+                    add(count, minutesAgo: minute - at)
                 }
             }
-            let minutes = try buckets(60, 60)
-            let hours = try buckets(3600, 24)
             return .object([
                 ("generated_at", JSON(Clock.iso8601(now))),
-                ("per_minute", .array(minutes.map { JSON($0) })),
-                ("per_hour", .array(hours.map { JSON($0) })),
+                ("per_minute", .array(perMinute.map { JSON($0) })),
+                ("per_hour", .array(perHour.map { JSON($0) })),
             ])
         })
     }

@@ -86,8 +86,15 @@ public final class WebServer: Sendable {
         }
         var limits = HTTPServer.Limits()
         limits.threads = max(1, options.threads)
-        limits.connections = 512
+        // Hundreds of dashboard and API clients at once (issue 21: 200 on loopback) are queued, not refused:
+        // connections up to the limit wait for a pool thread, and a burst of connects waits in the backlog.
+        // libmicrohttpd splits the connection limit between the pool threads, and a thread that reaches its share
+        // in a burst (one thread may accept most of it) left its connections unanswered until the 30 s timeout
+        // (libmicrohttpd 0.9.75, epoll; 128 of 200 held connections, about one burst in ten): each thread's share
+        // is kept above what one address may hold, so the per-address limit refuses first.
         limits.connectionsPerAddress = 256
+        limits.connections = (limits.connectionsPerAddress + 256) * limits.threads
+        limits.backlog = 1024
         limits.timeoutSeconds = 30
         limits.memoryPerConnection = 64 * 1024
         limits.maxBodyBytes = options.maxUploadBytes

@@ -86,6 +86,10 @@ public final class HTTPServer: @unchecked Sendable {
         /// Body bytes held for all requests at once; a body that would go past it gets 503 (try again), so many
         /// uploads at once cannot take the memory that one is allowed times the connection limit.
         public var maxBodyBytesInFlight = 4 << 20
+        /// Connections the kernel holds for the pool before it accepts them (the listen backlog), set again on the
+        /// socket given; 0 keeps the socket's own. A burst of clients past it is not refused on Linux, but each
+        /// one left out waits a second or more for its connect to be tried again.
+        public var backlog: Int32 = 0
 
         public init() {}
     }
@@ -102,6 +106,11 @@ public final class HTTPServer: @unchecked Sendable {
     public init(listeningSocket: Int32, limits: Limits = Limits(),
                 handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError)
     {
+        // listen() again on a listening socket only changes its backlog.
+        if limits.backlog > 0 && listen(listeningSocket, limits.backlog) != 0 {
+            throw HTTPServerError(message: "cannot set the listen backlog of socket \(listeningSocket) to \(limits.backlog): "
+                + String(cString: strerror(errno)))
+        }
         let box = Unmanaged.passRetained(HandlerBox(handler, maxBodyBytes: max(0, limits.maxBodyBytes),
                                                        maxInFlight: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight)))
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
