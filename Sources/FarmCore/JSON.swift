@@ -109,12 +109,55 @@ extension JSON {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Compact JSON appended to `out`: a renderer writing a document of its own puts values it holds as JSON in it.
+    public func write(into out: inout [UInt8]) { write(to: &out, indent: nil, level: 0) }
+
+    /// A string as `.string(value)` writes it, appended to `out`.
+    public static func write(_ value: String, into out: inout [UInt8]) { writeString(value, to: &out) }
+
+    /// A number as `.int(value)` writes it, appended to `out`.
+    public static func write(_ value: Int, into out: inout [UInt8]) {
+        if value >= 0 && value < 10 { return out.append(UInt8(ascii: "0") + UInt8(value)) }
+        // The digits made from the last, on the stack, then appended at once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    /// A number as `rounded(value, places:)` writes it, appended to `out`.
+    public static func write(_ value: Double, places: Int, into out: inout [UInt8]) {
+        guard value.isFinite else { return out.append(contentsOf: "null".utf8) }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        write(number: (value * scale).rounded() / scale, into: &out)
+    }
+
+    /// A number as `.double(value)` writes it (`format`), appended to `out`.
+    public static func write(number value: Double, into out: inout [UInt8]) {
+        if value.isFinite && value.rounded() == value && abs(value) < 1e15 {
+            write(Int(value), into: &out)
+        } else {
+            out.append(contentsOf: format(value).utf8)
+        }
+    }
+
     private func write(to out: inout [UInt8], indent: String?, level: Int) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let v): out.append(contentsOf: (v ? "true" : "false").utf8)
         case .int(let v): out.append(contentsOf: String(v).utf8)
-        case .double(let v): out.append(contentsOf: JSON.format(v).utf8)
+        case .double(let v): JSON.write(number: v, into: &out)
         case .string(let v): JSON.writeString(v, to: &out)
         case .array(let items):
             if items.isEmpty { out.append(contentsOf: "[]".utf8); return }
@@ -157,36 +200,45 @@ extension JSON {
 
     static func writeString(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        let utf8 = value.utf8
-        // Most strings need no escaping: copy them whole.
-        let plain = utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0xE2 }
-        if plain {
-            out.append(contentsOf: utf8)
-        } else {
-            let bytes = Array(utf8)
-            var index = 0
-            while index < bytes.count {
+        var value = value
+        value.withUTF8 { bytes in
+            // Most strings need no escaping: runs without a byte to escape are copied whole.
+            let n = bytes.count
+            var run = 0, index = 0
+            while index < n {
                 let byte = bytes[index]
+                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != 0xE2 {
+                    index += 1
+                    continue
+                }
+                let separator = byte == 0xE2 && index + 2 < n && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9)
+                if byte == 0xE2 && !separator {
+                    index += 1
+                    continue
+                }
+                if run < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index])) }
                 switch byte {
                 case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
                 case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
                 case 0x0A: out.append(contentsOf: "\\n".utf8)
                 case 0x0D: out.append(contentsOf: "\\r".utf8)
                 case 0x09: out.append(contentsOf: "\\t".utf8)
-                case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: "\\u00".utf8)
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 0xF)])
-                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                case 0xE2:
                     // U+2028 and U+2029 are valid JSON but break JavaScript readers.
                     out.append(contentsOf: (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
                     index += 2
                 default:
-                    out.append(byte)
+                    let hex: StaticString = "0123456789abcdef"
+                    out.append(contentsOf: "\\u00".utf8)
+                    hex.withUTF8Buffer { digits in
+                        out.append(digits[Int(byte >> 4)])
+                        out.append(digits[Int(byte & 0xF)])
+                    }
                 }
                 index += 1
+                run = index
             }
+            if run < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
         }
         out.append(UInt8(ascii: "\""))
     }
@@ -229,7 +281,12 @@ private struct JSONParser {
     func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
 
     mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func value(depth: Int) throws(JSONParseError) -> JSON {
@@ -386,9 +443,118 @@ private struct JSONParser {
             }
         }
         guard index > digitsStart else { throw fail("unexpected character") }
+        // Integers of up to 18 digits (boxes, sizes, counts: most numbers) read without making their text.
+        if isInteger && index - digitsStart <= 18 {
+            var value: Int64 = 0
+            for byte in bytes[digitsStart..<index] { value = value * 10 + Int64(byte - UInt8(ascii: "0")) }
+            return .int(digitsStart > start ? -value : value)
+        }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { throw fail("bad number") }
         return .double(value)
+    }
+}
+
+// MARK: - Reading without a tree
+
+/// JSON text read value by value, without building its tree: a decoder that knows the shape of what it reads
+/// (`PageModel`) walks it with this, and takes as a tree (`value()`) only the parts it keeps as JSON. What it
+/// accepts is what `JSON.parse` accepts; numbers read as `intValue` and `doubleValue` read them.
+public struct JSONReader {
+    private var parser: JSONParser
+    private var depth = 0
+
+    public init(_ bytes: [UInt8], maxDepth: Int = 64) {
+        parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+    }
+
+    /// Reads an object, calling `field` with each key in turn: `field` reads the key's value.
+    public mutating func object(_ field: (inout JSONReader, String) throws -> Void) throws {
+        try open(UInt8(ascii: "{"))
+        defer { depth -= 1 }
+        parser.skipSpace()
+        if peek == UInt8(ascii: "}") { return parser.index += 1 }
+        while true {
+            parser.skipSpace()
+            guard peek == UInt8(ascii: "\"") else { throw parser.fail("expected a key") }
+            let key = try parser.string()
+            parser.skipSpace()
+            guard peek == UInt8(ascii: ":") else { throw parser.fail("expected ':'") }
+            parser.index += 1
+            try field(&self, key)
+            parser.skipSpace()
+            switch peek {
+            case UInt8(ascii: ","): parser.index += 1
+            case UInt8(ascii: "}"): return parser.index += 1
+            default: throw parser.fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// Reads an array, calling `element` for each item in turn: `element` reads it.
+    public mutating func array(_ element: (inout JSONReader) throws -> Void) throws {
+        try open(UInt8(ascii: "["))
+        defer { depth -= 1 }
+        parser.skipSpace()
+        if peek == UInt8(ascii: "]") { return parser.index += 1 }
+        while true {
+            try element(&self)
+            parser.skipSpace()
+            switch peek {
+            case UInt8(ascii: ","): parser.index += 1
+            case UInt8(ascii: "]"): return parser.index += 1
+            default: throw parser.fail("expected ',' or ']'")
+            }
+        }
+    }
+
+    /// A string; anything else is an error.
+    public mutating func string() throws(JSONParseError) -> String {
+        parser.skipSpace()
+        guard peek == UInt8(ascii: "\"") else { throw parser.fail("expected a string") }
+        return try parser.string()
+    }
+
+    /// A number, as `doubleValue`; anything else is an error.
+    public mutating func double() throws(JSONParseError) -> Double {
+        guard let value = try number().doubleValue else { throw parser.fail("expected a number") }
+        return value
+    }
+
+    /// A whole number, as `intValue`; anything else is an error.
+    public mutating func int() throws(JSONParseError) -> Int {
+        guard let value = try number().intValue else { throw parser.fail("expected an integer") }
+        return value
+    }
+
+    /// The next value as a tree.
+    public mutating func value() throws(JSONParseError) -> JSON { try parser.value(depth: depth) }
+
+    /// Whether the whole text has been read (nothing but white space left).
+    public mutating func isAtEnd() -> Bool {
+        parser.skipSpace()
+        return parser.index == parser.bytes.count
+    }
+
+    /// An error at the reader's place: what a decoder throws when a value is not what it reads.
+    public func failure(_ reason: String) -> JSONParseError { parser.fail(reason) }
+
+    private var peek: UInt8? { parser.index < parser.bytes.count ? parser.bytes[parser.index] : nil }
+
+    private mutating func number() throws(JSONParseError) -> JSON {
+        parser.skipSpace()
+        guard let byte = peek, byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
+            throw parser.fail("expected a number")
+        }
+        return try parser.number()
+    }
+
+    private mutating func open(_ bracket: UInt8) throws(JSONParseError) {
+        parser.skipSpace()
+        guard peek == bracket else { throw parser.fail(bracket == UInt8(ascii: "{") ? "expected an object" : "expected an array") }
+        guard depth < parser.maxDepth else { throw parser.fail("nested too deeply") }
+        depth += 1
+        parser.index += 1
     }
 }

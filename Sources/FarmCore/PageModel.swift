@@ -79,6 +79,169 @@ public struct PageModel: Sendable, Equatable {
         self.init(result: result, context: context)
     }
 
+    /// Reads a model from the JSON text `json` writes, with the page's `text`, as `init?(json:text:)` reads its tree
+    /// but without building it (render on demand reads a model for every page it renders); nil when it is not one.
+    public init?(bytes: [UInt8], text: String) {
+        var reader = JSONReader(bytes)
+        var version: Int?, context: RenderContext?, width: Int?, height: Int?, resolution = 0, meanConfidence = 0.0
+        var language: String?, keywords: [String] = [], blocks: [Block]?, timings: [StageTiming]?
+        var findings = JSON.null, quality: PageQuality?, toOriginal: Homography?, originalSize: (Int, Int)?
+        do {
+            try reader.object { reader, key in
+                switch key {
+                case "model": version = try reader.value().intValue
+                case "render": context = RenderContext(json: try reader.value())
+                case "width": width = try reader.value().intValue
+                case "height": height = try reader.value().intValue
+                case "resolution": resolution = try reader.value().intValue ?? 0
+                case "mean_confidence": meanConfidence = try reader.value().doubleValue ?? 0
+                case "language": language = try reader.value().stringValue
+                case "keywords": keywords = try reader.value().arrayValue?.compactMap(\.stringValue) ?? []
+                case "blocks": blocks = try Self.blocks(&reader)
+                case "timings":
+                    guard let items = try reader.value().arrayValue else { throw reader.failure("timings") }
+                    timings = try items.map { timing in
+                        guard let pair = timing.arrayValue, pair.count == 2, let stage = pair[0].stringValue,
+                              let ms = pair[1].doubleValue else { throw reader.failure("a timing") }
+                        return StageTiming(stage: stage, milliseconds: ms)
+                    }
+                case "stages": findings = try reader.value()
+                case "quality":
+                    guard let read = PageQuality(json: try reader.value()) else { throw reader.failure("quality") }
+                    quality = read
+                case "to_original":
+                    guard let items = try reader.value().arrayValue, items.count == 9 else { throw reader.failure("to_original") }
+                    let m = items.compactMap(\.doubleValue)
+                    guard m.count == 9, m.allSatisfy(\.isFinite) else { throw reader.failure("to_original") }
+                    toOriginal = Homography(m)
+                case "original_size":
+                    guard let items = try reader.value().arrayValue, items.count == 2, let w = items[0].intValue,
+                          let h = items[1].intValue, w >= 0, h >= 0 else { throw reader.failure("original_size") }
+                    originalSize = (w, h)
+                default: _ = try reader.value()
+                }
+            }
+            guard reader.isAtEnd() else { return nil }
+        } catch {
+            return nil
+        }
+        guard version == Self.version, let context, let width, let height, width >= 0, height >= 0, let blocks, let timings
+        else { return nil }
+        var result = PageResult(width: width, height: height, resolution: resolution, text: text, meanConfidence: meanConfidence,
+                                blocks: blocks, timings: timings)
+        result.language = language
+        result.keywords = keywords
+        result.findings = findings
+        result.quality = quality
+        result.toOriginal = toOriginal
+        if let size = originalSize { (result.originalWidth, result.originalHeight) = (size.0, size.1) }
+        self.init(result: result, context: context)
+    }
+
+    private static func blocks(_ reader: inout JSONReader) throws -> [Block] {
+        var blocks: [Block] = []
+        try reader.array { reader in
+            var box: Rect?, kind: String?, paragraphs: [Paragraph]?
+            try reader.object { reader, key in
+                switch key {
+                case "box": box = try rect(&reader)
+                case "kind": kind = try reader.value().stringValue
+                case "paragraphs":
+                    var items: [Paragraph] = []
+                    try reader.array { reader in items.append(try paragraph(&reader)) }
+                    paragraphs = items
+                default: _ = try reader.value()
+                }
+            }
+            guard let box, let kind, let paragraphs else { throw reader.failure("a block") }
+            blocks.append(Block(box: box, kind: kind, paragraphs: paragraphs))
+        }
+        return blocks
+    }
+
+    private static func paragraph(_ reader: inout JSONReader) throws -> Paragraph {
+        var box: Rect?, lines: [Line]?
+        try reader.object { reader, key in
+            switch key {
+            case "box": box = try rect(&reader)
+            case "lines":
+                var items: [Line] = []
+                try reader.array { reader in items.append(try line(&reader)) }
+                lines = items
+            default: _ = try reader.value()
+            }
+        }
+        guard let box, let lines else { throw reader.failure("a paragraph") }
+        return Paragraph(box: box, lines: lines)
+    }
+
+    private static func line(_ reader: inout JSONReader) throws -> Line {
+        var box: Rect?, words: [Word]?
+        try reader.object { reader, key in
+            switch key {
+            case "box": box = try rect(&reader)
+            case "words":
+                var items: [Word] = []
+                try reader.array { reader in items.append(try word(&reader)) }
+                words = items
+            default: _ = try reader.value()
+            }
+        }
+        guard let box, let words else { throw reader.failure("a line") }
+        return Line(box: box, words: words)
+    }
+
+    private static func word(_ reader: inout JSONReader) throws -> Word {
+        var text: String?, box: Rect?, confidence: Double?, candidates: [Candidate] = [], language: String?, dictionary = false
+        try reader.object { reader, key in
+            switch key {
+            case "t": text = try reader.string()
+            case "b": box = try rect(&reader)
+            case "c": confidence = try reader.double()
+            case "a":
+                try reader.array { reader in
+                    var pair: (String, Double)?
+                    var index = 0
+                    try reader.array { reader in
+                        switch index {
+                        case 0: pair = (try reader.string(), 0)
+                        case 1: pair?.1 = try reader.double()
+                        default: throw reader.failure("a candidate")
+                        }
+                        index += 1
+                    }
+                    guard index == 2, let pair else { throw reader.failure("a candidate") }
+                    candidates.append(Candidate(text: pair.0, confidence: pair.1))
+                }
+            case "l": language = try reader.value().stringValue
+            case "d": dictionary = try reader.value().boolValue ?? false
+            default: _ = try reader.value()
+            }
+        }
+        guard let text, let box, let confidence, confidence.isFinite else { throw reader.failure("a word") }
+        return Word(text: text, box: box, confidence: confidence, candidates: candidates, language: language,
+                    fromDictionary: dictionary)
+    }
+
+    /// [x, y, width, height], whole numbers.
+    private static func rect(_ reader: inout JSONReader) throws -> Rect {
+        var values = (0, 0, 0, 0)
+        var index = 0
+        try reader.array { reader in
+            let value = try reader.int()
+            switch index {
+            case 0: values.0 = value
+            case 1: values.1 = value
+            case 2: values.2 = value
+            case 3: values.3 = value
+            default: throw reader.failure("a box has four numbers")
+            }
+            index += 1
+        }
+        guard index == 4 else { throw reader.failure("a box has four numbers") }
+        return Rect(x: values.0, y: values.1, width: values.2, height: values.3)
+    }
+
     // Blocks, paragraphs and lines: {"box", "kind" (blocks), "paragraphs" | "lines" | "words"}; a word
     // {"t": text, "b": box, "c": confidence, "a": [[text, confidence]…] (candidates), "l": language, "d": true (dictionary)}.
 

@@ -1,26 +1,44 @@
 /// XML text escaping.
 public enum XML {
     public static func escaped(_ text: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                // Characters XML 1.0 forbids are dropped rather than producing an unparseable document.
-                let v = scalar.value
-                if v == 0x9 || v == 0xA || v == 0xD || (0x20...0xD7FF).contains(v) || (0xE000...0xFFFD).contains(v)
-                    || (0x10000...0x10FFFF).contains(v)
-                {
-                    out.unicodeScalars.append(scalar)
+        escape(text, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` escaped (`escaped`), appended to `out` as UTF-8: the renderers write every word this way, so a text
+    /// with nothing to escape is copied whole and nothing is allocated.
+    public static func escape(_ text: String, into out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            let n = bytes.count
+            var run = 0, i = 0
+            while i < n {
+                let byte = bytes[i]
+                let replacement: StaticString?
+                var skip = 1
+                switch byte {
+                case UInt8(ascii: "&"): replacement = "&amp;"
+                case UInt8(ascii: "<"): replacement = "&lt;"
+                case UInt8(ascii: ">"): replacement = "&gt;"
+                case UInt8(ascii: "\""): replacement = "&quot;"
+                case UInt8(ascii: "'"): replacement = "&apos;"
+                case 0x09, 0x0A, 0x0D: i += 1; continue
+                case 0..<0x20: replacement = ""
+                // Characters XML 1.0 forbids are dropped rather than producing an unparseable document: below
+                // U+0020 but tab and line ends, and U+FFFE and U+FFFF (EF BF BE, EF BF BF; a String holds no
+                // surrogates).
+                case 0xEF where i + 2 < n && bytes[i + 1] == 0xBF && bytes[i + 2] >= 0xBE: replacement = ""; skip = 3
+                default: i += 1; continue
                 }
+                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+                if let replacement { replacement.withUTF8Buffer { out.append(contentsOf: $0) } }
+                i += skip
+                run = i
             }
+            if run < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
         }
-        return out
     }
 }
 

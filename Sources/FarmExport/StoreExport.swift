@@ -92,6 +92,10 @@ public final class StoreExport {
     private let options: ExportOptions
     /// Documents and pages read per query.
     private let batchSize = 256
+    /// Renderings made from the pages' models ahead of writing them (render on demand), by page, with the
+    /// document each belongs to: `export` takes its pages' as it writes them, and what a document leaves is dropped
+    /// after it. At most `renderedAhead` pages' at a time beyond the page being written.
+    private var ahead: [PageID: (document: DocumentID, renderings: [OutputFormat: [UInt8]])] = [:]
 
     public init(store: Store, options: ExportOptions) {
         self.store = store
@@ -118,15 +122,23 @@ public final class StoreExport {
             var names = ExportNames(expected: stored, tree: options.tree)
             var after: DocumentID?
             var done = 0
+            // The last document whose first pages were rendered ahead (`renderAhead(firstPagesOf:)`).
+            var renderedThrough: DocumentID?
             walk: while true {
                 let batch = try store.read { try store.documents(after: after, limit: batchSize) }
                 guard !batch.isEmpty else { break }
-                for document in batch {
+                for (index, document) in batch.enumerated() {
                     if let last, document.id > last { break walk }
                     // Every document is named, exported or not, so names do not depend on what is chosen.
                     let name = names.name(for: document.name, id: document.id)
                     guard chosen?.contains(document.id) ?? true else { continue }
+                    // Small documents' pages are rendered ahead together, across documents, so that every core
+                    // renders even when each document has one page.
+                    if ahead.isEmpty && renderedThrough.map({ document.id > $0 }) ?? true {
+                        renderedThrough = try renderAhead(firstPagesOf: batch[index...].lazy.filter { chosen?.contains($0.id) ?? true })
+                    }
                     try export(document, as: name, into: folder, summary: &summary, warn: warn)
+                    ahead = ahead.filter { $0.value.document != document.id }
                     done += 1
                     progress(done, total)
                 }
@@ -226,8 +238,8 @@ public final class StoreExport {
             let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
             guard let lastPage = pages.last else { break }
             after = lastPage.number
-            // The renderings made from the pages' models (render on demand), a few pages ahead, on every core.
-            var ahead: [PageID: [OutputFormat: [UInt8]]] = [:]
+            // The renderings made from the pages' models (render on demand), a few pages ahead, on every core
+            // (the first ones may have been, with the documents before: `run`).
             var renderedUpTo = -1
             for (index, page) in pages.enumerated() {
                 let hasResult = page.state == .done || rereading.contains(page.id)
@@ -241,9 +253,9 @@ public final class StoreExport {
                         oneSource = false
                     }
                 }
-                if hasResult && index > renderedUpTo {
+                if hasResult && ahead[page.id] == nil && index > renderedUpTo {
                     let next = pages[index...].prefix(Self.renderedAhead)
-                    ahead = try renderAhead(next.filter { $0.state == .done || rereading.contains($0.id) })
+                    try renderAhead(next.filter { ($0.state == .done || rereading.contains($0.id)) && ahead[$0.id] == nil })
                     renderedUpTo = index + next.count - 1
                 }
                 if page.state == .failed, let pdf {
@@ -266,7 +278,7 @@ public final class StoreExport {
                 var written = false
                 // Formats not stored were rendered from the page's model (`renderAhead`); a page stored with a
                 // rendering (frozen at OCR time, or an older store) exports that.
-                let rendered = ahead.removeValue(forKey: page.id) ?? [:]
+                let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go.
                     var bytes = try store.read { () throws -> [UInt8]? in
@@ -388,26 +400,42 @@ public final class StoreExport {
     /// their renderings (a few hundred KB a page) stay small in memory.
     static let renderedAhead = 16
 
-    /// The formats of `options` that `pages` have not stored, rendered from their models (render on demand), by
-    /// page; a page without a model (an older store) gets none, and is reported missing as before. The models are
-    /// read here (the store is confined to this thread) and inflated, parsed and rendered on every core.
-    private func renderAhead(_ pages: some Collection<PageRecord>) throws -> [PageID: [OutputFormat: [UInt8]]] {
+    /// The formats of `options` that `pages` have not stored, rendered from their models (render on demand), into
+    /// `ahead`; a page without a model (an older store) gets none, and is reported missing as before. The models
+    /// are read here (the store is confined to this thread) and inflated, parsed and rendered on every core.
+    private func renderAhead(_ pages: some Collection<PageRecord>) throws {
         let wanted = options.formats.filter(PageArtifacts.renderedOnDemand.contains)
-        guard !wanted.isEmpty else { return [:] }
-        var jobs: [(page: PageID, formats: [OutputFormat], text: String, packed: [UInt8])] = []
+        guard !wanted.isEmpty, !pages.isEmpty else { return }
+        var jobs: [(page: PageID, document: DocumentID, formats: [OutputFormat], text: String, packed: [UInt8])] = []
         try store.read {
             for page in pages {
                 let stored = try store.artifactNames(of: page.id)
                 let missing = wanted.filter { !stored.contains($0.rawValue) }
                 guard !missing.isEmpty, let model = try store.packedModel(of: page.id) else { continue }
-                jobs.append((page.id, missing, model.text, model.packed))
+                jobs.append((page.id, page.document, missing, model.text, model.packed))
             }
         }
         let rendered = Parallel.map(jobs) { job -> [OutputFormat: [UInt8]] in
             guard let model = Store.model(text: job.text, packed: job.packed) else { return [:] }
             return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
         }
-        return Dictionary(zip(jobs.map(\.page), rendered), uniquingKeysWith: { first, _ in first })
+        for (job, renderings) in zip(jobs, rendered) { ahead[job.page] = (job.document, renderings) }
+    }
+
+    /// The first pages of `documents`, up to `renderedAhead` in all, that may have a result (not failed for good),
+    /// rendered ahead (`renderAhead(_:)`); returns the last document looked at.
+    private func renderAhead(firstPagesOf documents: some Sequence<DocumentRecord>) throws -> DocumentID? {
+        guard options.formats.contains(where: PageArtifacts.renderedOnDemand.contains) else { return nil }
+        var pages: [PageRecord] = []
+        var last: DocumentID?
+        for document in documents {
+            guard pages.count < Self.renderedAhead else { break }
+            let first = try store.read { try store.pages(of: document.id, after: 0, limit: Self.renderedAhead - pages.count) }
+            pages += first.filter { $0.state != .failed }
+            last = document.id
+        }
+        try renderAhead(pages)
+        return last
     }
 
     /// "2 of 3 pages done (1 failed)".

@@ -34,86 +34,192 @@ public enum ALTO {
 
     /// One `Page` element.
     public static func page(_ page: ExportPage) -> String {
-        let n = page.number
-        var out = "    <Page ID=\"page_\(n)\" PHYSICAL_IMG_NR=\"\(n)\" WIDTH=\"\(page.imageWidth)\" HEIGHT=\"\(page.imageHeight)\""
-        // The page's text direction in the image (degrees counterclockwise); blocks say their own where they differ.
-        let pageAngle = page.textAngle
-        out += (pageAngle == 0 ? "" : " ROTATION=\"\(number(pageAngle))\"") + ">\n"
-        out += "      <PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"\(page.imageWidth)\" HEIGHT=\"\(page.imageHeight)\">\n"
-        var line = 0, word = 0
-        for (b, block) in page.result.blocks.enumerated() {
-            let lines = block.paragraphs.flatMap(\.lines)
-            guard !lines.isEmpty else { continue }
-            let blockAngle = page.textAngle(of: block.box)
-            out += "        <TextBlock ID=\"block_\(n)_\(b + 1)\" \(position(page.bounds(of: block)))"
-                + (blockAngle == 0 && pageAngle == 0 ? "" : " ROTATION=\"\(number(blockAngle))\"") + " LANG=\"\(page.language)\">\n"
-            out += shape(block.box, page, indent: 10)
-            for textLine in lines {
-                line += 1
-                out += "          <TextLine ID=\"line_\(n)_\(line)\" \(position(page.bounds(of: textLine)))>\n"
-                out += shape(textLine.box, page, indent: 12)
-                for (index, w) in textLine.words.enumerated() {
-                    word += 1
-                    // An SP only where the text has a space (none between Chinese or Japanese words).
-                    if index > 0 && Scripts.isSpaced(textLine.words[index - 1].text, w.text) {
-                        let previous = page.bounds(textLine.words[index - 1].box), current = page.bounds(w.box)
-                        out += "            <SP WIDTH=\"\(max(0, current.x - previous.maxX))\" HPOS=\"\(previous.maxX)\" VPOS=\"\(previous.y)\"/>\n"
-                    }
-                    let confidence = format3(w.confidence / 100)
-                    out += "            <String ID=\"string_\(n)_\(word)\" \(position(w.box, page)) WC=\"\(confidence)\" "
-                        + "CONTENT=\"\(XML.escaped(w.text))\""
-                    if let language = w.language, language != page.languages.first { out += " LANG=\"\(XML.escaped(language))\"" }
-                    let wordShape = shape(w.box, page, indent: 14)
-                    if wordShape.isEmpty && w.candidates.count < 2 {
-                        out += "/>\n"
-                    } else {
-                        out += ">\n" + wordShape
-                        // Other readings of the word (the first candidate is the word itself).
-                        for candidate in w.candidates.dropFirst() {
-                            out += "              <ALTERNATIVE>\(XML.escaped(candidate.text))</ALTERNATIVE>\n"
-                        }
-                        out += "            </String>\n"
-                    }
-                }
-                out += "          </TextLine>\n"
-            }
-            out += "        </TextBlock>\n"
-        }
-        out += "      </PrintSpace>\n    </Page>\n"
+        var out: [UInt8] = []
+        write(page, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The whole one-page document (`header`, `page`, `footer`) as UTF-8.
+    public static func document(_ page: ExportPage, software: String, version: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2048 + 260 * page.wordCount)
+        out.append(contentsOf: header(imageName: page.imageName, software: software, version: version).utf8)
+        write(page, into: &out)
+        out.add("  </Layout>\n</alto>\n")
         return out
     }
 
-    static func position(_ box: Rect, _ page: ExportPage) -> String { position(page.bounds(box)) }
-
-    static func position(_ r: Rect) -> String {
-        return "HPOS=\"\(r.x)\" VPOS=\"\(r.y)\" WIDTH=\"\(r.width)\" HEIGHT=\"\(r.height)\""
+    /// `page(page)`, appended to `out`.
+    public static func write(_ page: ExportPage, into out: inout [UInt8]) {
+        let n = page.number
+        let language = page.language, mainLanguage = page.languages.first, warped = page.isWarped
+        out.add("    <Page ID=\"page_")
+        out.add(n)
+        out.add("\" PHYSICAL_IMG_NR=\"")
+        out.add(n)
+        out.add("\" WIDTH=\"")
+        out.add(page.imageWidth)
+        out.add("\" HEIGHT=\"")
+        out.add(page.imageHeight)
+        out.add("\"")
+        // The page's text direction in the image (degrees counterclockwise); blocks say their own where they differ.
+        let pageAngle = page.textAngle
+        if pageAngle != 0 {
+            out.add(" ROTATION=\"")
+            write(number: pageAngle, into: &out)
+            out.add("\"")
+        }
+        out.add(">\n      <PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"")
+        out.add(page.imageWidth)
+        out.add("\" HEIGHT=\"")
+        out.add(page.imageHeight)
+        out.add("\">\n")
+        var line = 0, word = 0
+        for (b, block) in page.result.blocks.enumerated() {
+            guard block.paragraphs.contains(where: { !$0.lines.isEmpty }) else { continue }
+            let blockAngle = page.textAngle(of: block.box)
+            out.add("        <TextBlock ID=\"block_")
+            out.add(n)
+            out.add("_")
+            out.add(b + 1)
+            out.add("\" ")
+            position(page.bounds(of: block), into: &out)
+            if blockAngle != 0 || pageAngle != 0 {
+                out.add(" ROTATION=\"")
+                write(number: blockAngle, into: &out)
+                out.add("\"")
+            }
+            out.add(" LANG=\"")
+            out.append(contentsOf: language.utf8)
+            out.add("\">\n")
+            if warped { shape(block.box, page, indent: 10, into: &out) }
+            for paragraph in block.paragraphs {
+                for textLine in paragraph.lines {
+                    line += 1
+                    out.add("          <TextLine ID=\"line_")
+                    out.add(n)
+                    out.add("_")
+                    out.add(line)
+                    out.add("\" ")
+                    position(page.bounds(of: textLine), into: &out)
+                    out.add(">\n")
+                    if warped { shape(textLine.box, page, indent: 12, into: &out) }
+                    var previous: (text: String, bounds: Rect)?
+                    for w in textLine.words {
+                        word += 1
+                        let current = page.bounds(w.box)
+                        // An SP only where the text has a space (none between Chinese or Japanese words).
+                        if let previous, Scripts.isSpaced(previous.text, w.text) {
+                            out.add("            <SP WIDTH=\"")
+                            out.add(max(0, current.x - previous.bounds.maxX))
+                            out.add("\" HPOS=\"")
+                            out.add(previous.bounds.maxX)
+                            out.add("\" VPOS=\"")
+                            out.add(previous.bounds.y)
+                            out.add("\"/>\n")
+                        }
+                        previous = (w.text, current)
+                        out.add("            <String ID=\"string_")
+                        out.add(n)
+                        out.add("_")
+                        out.add(word)
+                        out.add("\" ")
+                        position(current, into: &out)
+                        out.add(" WC=\"")
+                        write(thousandths: w.confidence / 100, into: &out)
+                        out.add("\" CONTENT=\"")
+                        out.add(escaped: w.text)
+                        out.add("\"")
+                        if let language = w.language, language != mainLanguage {
+                            out.add(" LANG=\"")
+                            out.add(escaped: language)
+                            out.add("\"")
+                        }
+                        if !warped && w.candidates.count < 2 {
+                            out.add("/>\n")
+                        } else {
+                            out.add(">\n")
+                            if warped { shape(w.box, page, indent: 14, into: &out) }
+                            // Other readings of the word (the first candidate is the word itself).
+                            for candidate in w.candidates.dropFirst() {
+                                out.add("              <ALTERNATIVE>")
+                                out.add(escaped: candidate.text)
+                                out.add("</ALTERNATIVE>\n")
+                            }
+                            out.add("            </String>\n")
+                        }
+                    }
+                    out.add("          </TextLine>\n")
+                }
+            }
+            out.add("        </TextBlock>\n")
+        }
+        out.add("      </PrintSpace>\n    </Page>\n")
     }
 
-    static func shape(_ box: Rect, _ page: ExportPage, indent: Int) -> String {
-        guard page.isWarped else { return "" }
-        let pad = String(repeating: " ", count: indent)
-        let points = page.polygon(box).map { "\($0.x),\($0.y)" }.joined(separator: " ")
-        return "\(pad)<Shape><Polygon POINTS=\"\(points)\"/></Shape>\n"
+    static func position(_ r: Rect, into out: inout [UInt8]) {
+        out.add("HPOS=\"")
+        out.add(r.x)
+        out.add("\" VPOS=\"")
+        out.add(r.y)
+        out.add("\" WIDTH=\"")
+        out.add(r.width)
+        out.add("\" HEIGHT=\"")
+        out.add(r.height)
+        out.add("\"")
+    }
+
+    static func shape(_ box: Rect, _ page: ExportPage, indent: Int, into out: inout [UInt8]) {
+        for _ in 0..<indent { out.append(UInt8(ascii: " ")) }
+        out.add("<Shape><Polygon POINTS=\"")
+        out.add(polygon: box, of: page, inner: UInt8(ascii: ","))
+        out.add("\"/></Shape>\n")
     }
 
     /// A number as XML writes it: "90", "1.5" (no exponent, no trailing zeros; at most three decimals).
     static func number(_ value: Double) -> String {
-        let thousandths = Int((value * 1000).rounded())
-        let whole = String(abs(thousandths) / 1000), fraction = abs(thousandths) % 1000
-        var text = (thousandths < 0 ? "-" : "") + whole
-        if fraction != 0 {
-            var digits = String(fraction)
-            digits = String(repeating: "0", count: 3 - digits.count) + digits
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
-        }
-        return text
+        var out: [UInt8] = []
+        write(number: value, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
+    static func write(number value: Double, into out: inout [UInt8]) {
+        let thousandths = Int((value * 1000).rounded())
+        if thousandths < 0 { out.add("-") }
+        out.add(abs(thousandths) / 1000)
+        var fraction = abs(thousandths) % 1000
+        guard fraction != 0 else { return }
+        out.add(".")
+        var digits = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        // Leading zeros of the fraction ("1.05"), then its digits without the trailing zeros.
+        var scale = 1
+        for _ in 1..<digits { scale *= 10 }
+        while scale > fraction {
+            out.add("0")
+            scale /= 10
+        }
+        out.add(fraction)
+    }
+
+    /// A number in [0, 1] (clamped) with three decimals: "0.953".
     static func format3(_ value: Double) -> String {
+        var out: [UInt8] = []
+        write(thousandths: value, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func write(thousandths value: Double, into out: inout [UInt8]) {
         let clamped = min(1, max(0, value))
         let thousandths = Int((clamped * 1000).rounded())
-        let fraction = String(thousandths % 1000)
-        return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+        out.add(thousandths / 1000)
+        out.add(".")
+        let fraction = thousandths % 1000
+        if fraction < 100 { out.add("0") }
+        if fraction < 10 { out.add("0") }
+        out.add(fraction)
     }
 }

@@ -16,10 +16,13 @@ public struct ExportPage: Sendable {
     public let number: Int
     /// Tesseract language codes the page was read in, in priority order.
     public let languages: [String]
+    /// The words of `result`, to size the documents rendered from it.
+    public let wordCount: Int
 
     /// `result`'s boxes are made to hold their children (`PageResult.enclosingBoxes`) before rendering.
     public init(result: PageResult, imageName: String, number: Int, languages: [String] = ["eng"]) {
         self.result = Self.visibleWords(Self.trimmedWords(result)).enclosingBoxes()
+        wordCount = self.result.blocks.reduce(0) { $0 + $1.paragraphs.reduce(0) { $0 + $1.lines.reduce(0) { $0 + $1.words.count } } }
         self.imageName = imageName
         self.number = number
         self.languages = languages
@@ -32,18 +35,20 @@ public struct ExportPage: Sendable {
     /// The corners of a box in the original image (clockwise from top left).
     public func quad(_ box: Rect) -> Quad { result.originalQuad(of: box) }
 
-    /// The bounding rectangle of a box in the original image, inside the image. Called for every box of every
-    /// format (render on demand renders them at export), so it allocates nothing: the corners of `quad(box)`, in its
-    /// order, with the comparisons of `Array.min()` and `max()`.
-    public func bounds(_ box: Rect) -> Rect {
+    /// The corners of a box in the original image, as `quad(box)` has them (clockwise from top left), without
+    /// making an array: called for every box of every format (render on demand renders them at export).
+    @inline(__always)
+    func corners(_ box: Rect) -> (Point, Point, Point, Point) {
         let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
-        let a, b, c, d: Point
-        if let toOriginal = result.toOriginal {
-            (a, b, c, d) = (toOriginal.apply(Point(x0, y0)), toOriginal.apply(Point(x1, y0)), toOriginal.apply(Point(x1, y1)),
-                            toOriginal.apply(Point(x0, y1)))
-        } else {
-            (a, b, c, d) = (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
-        }
+        guard let toOriginal = result.toOriginal else { return (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)) }
+        return (toOriginal.apply(Point(x0, y0)), toOriginal.apply(Point(x1, y0)), toOriginal.apply(Point(x1, y1)),
+                toOriginal.apply(Point(x0, y1)))
+    }
+
+    /// The bounding rectangle of a box in the original image, inside the image: the corners of `quad(box)`, in its
+    /// order, with the comparisons of `Array.min()` and `max()`; allocates nothing.
+    public func bounds(_ box: Rect) -> Rect {
+        let (a, b, c, d) = corners(box)
         var minX = a.x, maxX = a.x, minY = a.y, maxY = a.y
         for corner in [b, c, d] {
             if corner.x < minX { minX = corner.x }
@@ -51,14 +56,15 @@ public struct ExportPage: Sendable {
             if corner.y < minY { minY = corner.y }
             if maxY < corner.y { maxY = corner.y }
         }
-        let left = clamp(minX, imageWidth), right = clamp(maxX, imageWidth)
-        let top = clamp(minY, imageHeight), bottom = clamp(maxY, imageHeight)
+        let left = clampedX(minX), right = clampedX(maxX)
+        let top = clampedY(minY), bottom = clampedY(maxY)
         return Rect(x: left, y: top, width: max(0, right - left), height: max(0, bottom - top))
     }
 
     /// The quadrilateral of a box as integer points inside the image.
     public func polygon(_ box: Rect) -> [(x: Int, y: Int)] {
-        quad(box).corners.map { (clamp($0.x, imageWidth), clamp($0.y, imageHeight)) }
+        let (a, b, c, d) = corners(box)
+        return [a, b, c, d].map { (clampedX($0.x), clampedY($0.y)) }
     }
 
     /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), words left with no text
@@ -111,11 +117,32 @@ public struct ExportPage: Sendable {
 
     /// The bounding rectangle of a line in the original image: the union of its words' (the line's own box when
     /// it has none), so that the line holds its words there too (a turned rectangle's bounds are wider than it).
-    public func bounds(of line: Line) -> Rect { union(line.words.map { bounds($0.box) }) ?? bounds(line.box) }
-    public func bounds(of paragraph: Paragraph) -> Rect { union(paragraph.lines.map(bounds(of:))) ?? bounds(paragraph.box) }
-    public func bounds(of block: Block) -> Rect { union(block.paragraphs.map(bounds(of:))) ?? bounds(block.box) }
+    public func bounds(of line: Line) -> Rect {
+        var union: Rect?
+        for word in line.words {
+            let box = bounds(word.box)
+            union = union?.union(box) ?? box
+        }
+        return union ?? bounds(line.box)
+    }
 
-    private func union(_ boxes: [Rect]) -> Rect? { boxes.first.map { boxes.dropFirst().reduce($0) { $0.union($1) } } }
+    public func bounds(of paragraph: Paragraph) -> Rect {
+        var union: Rect?
+        for line in paragraph.lines {
+            let box = bounds(of: line)
+            union = union?.union(box) ?? box
+        }
+        return union ?? bounds(paragraph.box)
+    }
+
+    public func bounds(of block: Block) -> Rect {
+        var union: Rect?
+        for paragraph in block.paragraphs {
+            let box = bounds(of: paragraph)
+            union = union?.union(box) ?? box
+        }
+        return union ?? bounds(block.box)
+    }
 
     /// The direction of a box's text in the original image, in degrees counterclockwise from the image's x axis in
     /// [0, 360): 0 on an upright page, 270 on a scan turned a quarter clockwise (its lines run down), a few
@@ -154,7 +181,9 @@ public struct ExportPage: Sendable {
         return code.split(separator: "_").first.map(String.init) ?? code
     }
 
-    private func clamp(_ value: Double, _ limit: Int) -> Int { min(limit, max(0, Int(value.rounded()))) }
+    /// A coordinate of the original image as a whole pixel inside it.
+    func clampedX(_ value: Double) -> Int { min(imageWidth, max(0, Int(value.rounded()))) }
+    func clampedY(_ value: Double) -> Int { min(imageHeight, max(0, Int(value.rounded()))) }
 }
 
 extension Homography {

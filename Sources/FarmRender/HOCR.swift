@@ -24,56 +24,122 @@ public enum HOCR {
     /// One `ocr_page` div. Boxes are in the original image; `poly` gives the exact quadrilateral when the page
     /// was warped or turned.
     public static func page(_ page: ExportPage) -> String {
-        let n = page.number
-        var out = "  <div class='ocr_page' id='page_\(n)' title='image \"\(XML.escaped(page.imageName))\"; "
-            + "bbox 0 0 \(page.imageWidth) \(page.imageHeight); ppageno \(n - 1)"
-        // The boxes are in the original image, so its resolution is the one they are measured in.
-        let resolution = page.originalResolution
-        if resolution > 0 { out += "; scan_res \(resolution) \(resolution)" }
-        out += "'>\n"
-        var line = 0, word = 0, paragraph = 0
-        for (b, block) in page.result.blocks.enumerated() {
-            out += "   <div class='ocr_carea' id='block_\(n)_\(b + 1)' title='\(geometry(block.box, page.bounds(of: block), page))'>\n"
-            for par in block.paragraphs {
-                paragraph += 1
-                out += "    <p class='ocr_par' id='par_\(n)_\(paragraph)' lang='\(page.language)' "
-                    + "title='\(geometry(par.box, page.bounds(of: par), page))\(textAngle(par.box, page))'>\n"
-                for textLine in par.lines {
-                    line += 1
-                    out += "     <span class='ocr_line' id='line_\(n)_\(line)' "
-                        + "title='\(geometry(textLine.box, page.bounds(of: textLine), page))\(textAngle(textLine.box, page))'>"
-                    for (index, w) in textLine.words.enumerated() {
-                        word += 1
-                        // Spaced as the text is: none between Chinese or Japanese words.
-                        if index > 0 && Scripts.isSpaced(textLine.words[index - 1].text, w.text) { out += " " }
-                        out += "<span class='ocrx_word' id='word_\(n)_\(word)' title='\(geometry(w.box, page)); "
-                            + "x_wconf \(Int(w.confidence.rounded()))'"
-                        if let language = w.language, language != page.languages.first { out += " lang='\(XML.escaped(language))'" }
-                        out += ">\(XML.escaped(w.text))</span>"
-                    }
-                    out += "</span>\n"
-                }
-                out += "    </p>\n"
-            }
-            out += "   </div>\n"
-        }
-        out += "  </div>\n"
+        var out: [UInt8] = []
+        write(page, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The whole one-page document (`header`, `page`, `footer`) as UTF-8.
+    public static func document(_ page: ExportPage, system: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2048 + 200 * page.wordCount)
+        out.append(contentsOf: header(system: system).utf8)
+        write(page, into: &out)
+        out.add(" </body>\n</html>\n")
         return out
     }
 
-    static func geometry(_ box: Rect, _ page: ExportPage) -> String { geometry(box, page.bounds(box), page) }
+    /// `page(page)`, appended to `out`.
+    public static func write(_ page: ExportPage, into out: inout [UInt8]) {
+        let n = page.number
+        let language = page.language, mainLanguage = page.languages.first
+        out.add("  <div class='ocr_page' id='page_")
+        out.add(n)
+        out.add("' title='image \"")
+        out.add(escaped: page.imageName)
+        out.add("\"; bbox 0 0 ")
+        out.add(page.imageWidth)
+        out.add(" ")
+        out.add(page.imageHeight)
+        out.add("; ppageno ")
+        out.add(n - 1)
+        // The boxes are in the original image, so its resolution is the one they are measured in.
+        let resolution = page.originalResolution
+        if resolution > 0 {
+            out.add("; scan_res ")
+            out.add(resolution)
+            out.add(" ")
+            out.add(resolution)
+        }
+        out.add("'>\n")
+        var line = 0, word = 0, paragraph = 0
+        for (b, block) in page.result.blocks.enumerated() {
+            out.add("   <div class='ocr_carea' id='block_")
+            out.add(n)
+            out.add("_")
+            out.add(b + 1)
+            out.add("' title='")
+            geometry(block.box, page.bounds(of: block), page, into: &out)
+            out.add("'>\n")
+            for par in block.paragraphs {
+                paragraph += 1
+                out.add("    <p class='ocr_par' id='par_")
+                out.add(n)
+                out.add("_")
+                out.add(paragraph)
+                out.add("' lang='")
+                out.append(contentsOf: language.utf8)
+                out.add("' title='")
+                geometry(par.box, page.bounds(of: par), page, into: &out)
+                textAngle(par.box, page, into: &out)
+                out.add("'>\n")
+                for textLine in par.lines {
+                    line += 1
+                    out.add("     <span class='ocr_line' id='line_")
+                    out.add(n)
+                    out.add("_")
+                    out.add(line)
+                    out.add("' title='")
+                    geometry(textLine.box, page.bounds(of: textLine), page, into: &out)
+                    textAngle(textLine.box, page, into: &out)
+                    out.add("'>")
+                    for (index, w) in textLine.words.enumerated() {
+                        word += 1
+                        // Spaced as the text is: none between Chinese or Japanese words.
+                        if index > 0 && Scripts.isSpaced(textLine.words[index - 1].text, w.text) { out.add(" ") }
+                        out.add("<span class='ocrx_word' id='word_")
+                        out.add(n)
+                        out.add("_")
+                        out.add(word)
+                        out.add("' title='")
+                        geometry(w.box, page.bounds(w.box), page, into: &out)
+                        out.add("; x_wconf ")
+                        out.add(Int(w.confidence.rounded()))
+                        out.add("'")
+                        if let language = w.language, language != mainLanguage {
+                            out.add(" lang='")
+                            out.add(escaped: language)
+                            out.add("'")
+                        }
+                        out.add(">")
+                        out.add(escaped: w.text)
+                        out.add("</span>")
+                    }
+                    out.add("</span>\n")
+                }
+                out.add("    </p>\n")
+            }
+            out.add("   </div>\n")
+        }
+        out.add("  </div>\n")
+    }
 
     /// `bbox` is `bounds` (a line's is the union of its words'); `poly` the box's own quadrilateral.
-    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage) -> String {
-        var text = "bbox \(r.x) \(r.y) \(r.maxX) \(r.maxY)"
-        if page.isWarped { text += "; poly " + page.polygon(box).map { "\($0.x) \($0.y)" }.joined(separator: " ") }
-        return text
+    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage, into out: inout [UInt8]) {
+        out.add("bbox ")
+        out.add(edges: r)
+        if page.isWarped {
+            out.add("; poly ")
+            out.add(polygon: box, of: page, inner: UInt8(ascii: " "))
+        }
     }
 
     /// `; textangle A` (degrees counterclockwise, as Tesseract writes it for turned text) where the text does not
     /// run along the image's x axis: readers (OCRmyPDF's renderer) lay the line's words along it.
-    static func textAngle(_ box: Rect, _ page: ExportPage) -> String {
+    static func textAngle(_ box: Rect, _ page: ExportPage, into out: inout [UInt8]) {
         let angle = page.textAngle(of: box)
-        return angle == 0 ? "" : "; textangle \(ALTO.number(angle))"
+        guard angle != 0 else { return }
+        out.add("; textangle ")
+        ALTO.write(number: angle, into: &out)
     }
 }

@@ -8,77 +8,132 @@ public enum PAGEXML {
 
     /// A whole PAGE document for one page (PAGE has one page per file).
     public static func document(_ page: ExportPage, creator: String, created: Double) -> String {
+        String(decoding: bytes(page, creator: creator, created: created), as: UTF8.self)
+    }
+
+    /// `document(page, creator:, created:)` as UTF-8.
+    public static func bytes(_ page: ExportPage, creator: String, created: Double) -> [UInt8] {
         let time = Clock.iso8601(created)
         let n = page.number
-        var out = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <PcGts xmlns="\(namespace)" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
-        xsi:schemaLocation="\(namespace) \(namespace)/pagecontent.xsd">
-          <Metadata>
-            <Creator>\(XML.escaped(creator))</Creator>
-            <Created>\(time)</Created>
-            <LastChange>\(time)</LastChange>
-          </Metadata>
-          <Page imageFilename="\(XML.escaped(page.imageName))" imageWidth="\(page.imageWidth)" imageHeight="\(page.imageHeight)"\(orientation(page.textAngle))>
-
-        """
-        let blocks = page.result.blocks.enumerated().filter { !$0.element.paragraphs.flatMap(\.lines).isEmpty }
+        var out: [UInt8] = []
+        out.reserveCapacity(2048 + 300 * page.wordCount)
+        out.add("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PcGts xmlns=\"")
+        out.append(contentsOf: namespace.utf8)
+        out.add("\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"")
+        out.append(contentsOf: namespace.utf8)
+        out.add(" ")
+        out.append(contentsOf: namespace.utf8)
+        out.add("/pagecontent.xsd\">\n  <Metadata>\n    <Creator>")
+        out.add(escaped: creator)
+        out.add("</Creator>\n    <Created>")
+        out.append(contentsOf: time.utf8)
+        out.add("</Created>\n    <LastChange>")
+        out.append(contentsOf: time.utf8)
+        out.add("</LastChange>\n  </Metadata>\n  <Page imageFilename=\"")
+        out.add(escaped: page.imageName)
+        out.add("\" imageWidth=\"")
+        out.add(page.imageWidth)
+        out.add("\" imageHeight=\"")
+        out.add(page.imageHeight)
+        out.add("\"")
+        orientation(page.textAngle, into: &out)
+        out.add(">\n")
+        let blocks = page.result.blocks.enumerated().filter { $0.element.paragraphs.contains { !$0.lines.isEmpty } }
         if !blocks.isEmpty {
-            out += "    <ReadingOrder>\n      <OrderedGroup id=\"ro_\(n)\">\n"
+            out.add("    <ReadingOrder>\n      <OrderedGroup id=\"ro_")
+            out.add(n)
+            out.add("\">\n")
             for (index, (b, _)) in blocks.enumerated() {
-                out += "        <RegionRefIndexed index=\"\(index)\" regionRef=\"region_\(n)_\(b + 1)\"/>\n"
+                out.add("        <RegionRefIndexed index=\"")
+                out.add(index)
+                out.add("\" regionRef=\"region_")
+                out.add(n)
+                out.add("_")
+                out.add(b + 1)
+                out.add("\"/>\n")
             }
-            out += "      </OrderedGroup>\n    </ReadingOrder>\n"
+            out.add("      </OrderedGroup>\n    </ReadingOrder>\n")
         }
+        let turned = page.textAngle != 0
+        let language = languageName(page.language)
         var line = 0, word = 0
+        // The region's text: its lines' text (`Line.text`, written escaped as it is made), a line end between lines.
+        var regionText: [UInt8] = []
         for (b, block) in blocks {
-            let lines = block.paragraphs.flatMap(\.lines)
-            out += "    <TextRegion id=\"region_\(n)_\(b + 1)\"\(orientation(page.textAngle(of: block.box), always: page.textAngle != 0)) "
-                + "type=\"paragraph\" primaryLanguage=\"\(languageName(page.language))\">\n"
-            out += "      <Coords points=\"\(points(block.box, page))\"/>\n"
-            var regionText: [String] = []
-            for textLine in lines {
-                line += 1
-                out += "      <TextLine id=\"line_\(n)_\(line)\">\n"
-                out += "        <Coords points=\"\(points(textLine.box, page))\"/>\n"
-                for w in textLine.words {
-                    word += 1
-                    out += "        <Word id=\"word_\(n)_\(word)\">\n"
-                    out += "          <Coords points=\"\(points(w.box, page))\"/>\n"
-                    out += "          <TextEquiv conf=\"\(ALTO.format3(w.confidence / 100))\"><Unicode>\(XML.escaped(w.text))</Unicode></TextEquiv>\n"
-                    out += "        </Word>\n"
+            out.add("    <TextRegion id=\"region_")
+            out.add(n)
+            out.add("_")
+            out.add(b + 1)
+            out.add("\"")
+            orientation(page.textAngle(of: block.box), always: turned, into: &out)
+            out.add(" type=\"paragraph\" primaryLanguage=\"")
+            out.add(language)
+            out.add("\">\n      <Coords points=\"")
+            out.add(polygon: block.box, of: page, inner: UInt8(ascii: ","))
+            out.add("\"/>\n")
+            regionText.removeAll(keepingCapacity: true)
+            var firstLine = true
+            for paragraph in block.paragraphs {
+                for textLine in paragraph.lines {
+                    line += 1
+                    out.add("      <TextLine id=\"line_")
+                    out.add(n)
+                    out.add("_")
+                    out.add(line)
+                    out.add("\">\n        <Coords points=\"")
+                    out.add(polygon: textLine.box, of: page, inner: UInt8(ascii: ","))
+                    out.add("\"/>\n")
+                    for w in textLine.words {
+                        word += 1
+                        out.add("        <Word id=\"word_")
+                        out.add(n)
+                        out.add("_")
+                        out.add(word)
+                        out.add("\">\n          <Coords points=\"")
+                        out.add(polygon: w.box, of: page, inner: UInt8(ascii: ","))
+                        out.add("\"/>\n          <TextEquiv conf=\"")
+                        ALTO.write(thousandths: w.confidence / 100, into: &out)
+                        out.add("\"><Unicode>")
+                        out.add(escaped: w.text)
+                        out.add("</Unicode></TextEquiv>\n        </Word>\n")
+                    }
+                    out.add("        <TextEquiv><Unicode>")
+                    let textStart = out.count
+                    // `textLine.text`: the words are trimmed already (`ExportPage`).
+                    out.add(escaped: Scripts.join(textLine.words.map(\.text)))
+                    if !firstLine { regionText.append(0x0A) }
+                    firstLine = false
+                    regionText.append(contentsOf: out[textStart...])
+                    out.add("</Unicode></TextEquiv>\n      </TextLine>\n")
                 }
-                let text = textLine.text
-                regionText.append(text)
-                out += "        <TextEquiv><Unicode>\(XML.escaped(text))</Unicode></TextEquiv>\n"
-                out += "      </TextLine>\n"
             }
-            out += "      <TextEquiv><Unicode>\(XML.escaped(regionText.joined(separator: "\n")))</Unicode></TextEquiv>\n"
-            out += "    </TextRegion>\n"
+            out.add("      <TextEquiv><Unicode>")
+            out.append(contentsOf: regionText)
+            out.add("</Unicode></TextEquiv>\n    </TextRegion>\n")
         }
-        out += "  </Page>\n</PcGts>\n"
+        out.add("  </Page>\n</PcGts>\n")
         return out
     }
 
     /// ` orientation="A"`: PAGE's angle is the clockwise turn that sets the text upright, in (-180, 180], which is the
     /// text's counterclockwise angle in the image (OCR-D turns the image by −A counterclockwise). Left out at 0
     /// unless `always` (a region on a turned page states its own angle, since OCR-D reads a missing one as 0).
-    static func orientation(_ textAngle: Double, always: Bool = false) -> String {
-        guard textAngle != 0 || always else { return "" }
-        return " orientation=\"\(ALTO.number(textAngle > 180 ? textAngle - 360 : textAngle))\""
-    }
-
-    static func points(_ box: Rect, _ page: ExportPage) -> String {
-        page.polygon(box).map { "\($0.x),\($0.y)" }.joined(separator: " ")
+    static func orientation(_ textAngle: Double, always: Bool = false, into out: inout [UInt8]) {
+        guard textAngle != 0 || always else { return }
+        out.add(" orientation=\"")
+        ALTO.write(number: textAngle > 180 ? textAngle - 360 : textAngle, into: &out)
+        out.add("\"")
     }
 
     /// PAGE names languages in English ("English", "Chinese"), from a fixed list.
-    static func languageName(_ code: String) -> String {
-        let names = ["eng": "English", "chi": "Chinese", "deu": "German", "fra": "French", "spa": "Spanish",
-                     "ita": "Italian", "por": "Portuguese", "nld": "Dutch", "rus": "Russian", "jpn": "Japanese",
-                     "kor": "Korean", "ara": "Arabic", "heb": "Hebrew", "hin": "Hindi", "pol": "Polish",
-                     "ces": "Czech", "swe": "Swedish", "dan": "Danish", "fin": "Finnish", "nor": "Norwegian",
-                     "ell": "Greek", "tur": "Turkish", "ukr": "Ukrainian", "lat": "Latin"]
-        return names[code] ?? "English"
+    static func languageName(_ code: String) -> StaticString {
+        names[code] ?? "English"
     }
+
+    private static let names: [String: StaticString] = [
+        "eng": "English", "chi": "Chinese", "deu": "German", "fra": "French", "spa": "Spanish",
+        "ita": "Italian", "por": "Portuguese", "nld": "Dutch", "rus": "Russian", "jpn": "Japanese",
+        "kor": "Korean", "ara": "Arabic", "heb": "Hebrew", "hin": "Hindi", "pol": "Polish",
+        "ces": "Czech", "swe": "Swedish", "dan": "Danish", "fin": "Finnish", "nor": "Norwegian",
+        "ell": "Greek", "tur": "Turkish", "ukr": "Ukrainian", "lat": "Latin"]
 }

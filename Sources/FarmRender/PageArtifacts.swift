@@ -48,18 +48,14 @@ public enum PageArtifacts {
     {
         let exported = ExportPage(result: result, imageName: source, number: 1, languages: described(languages, result))
         return outputs.compactMap { output -> (OutputFormat, [UInt8])? in
-            let text: String
             switch output {
             case .pdf: return pdf.map { (.pdf, $0) }
-            case .hocr: text = HOCR.header(system: creator.software) + HOCR.page(exported) + HOCR.footer
-            case .alto:
-                text = ALTO.header(imageName: source, software: "ocrfarm", version: creator.version) + ALTO.page(exported)
-                    + ALTO.footer
-            case .page: text = PAGEXML.document(exported, creator: creator.software, created: created)
-            case .json: text = json(source: source, page: pageNumber, result: result).rendered
+            case .hocr: return (.hocr, HOCR.document(exported, system: creator.software))
+            case .alto: return (.alto, ALTO.document(exported, software: "ocrfarm", version: creator.version))
+            case .page: return (.page, PAGEXML.bytes(exported, creator: creator.software, created: created))
+            case .json: return (.json, PageJSON.bytes(source: source, page: pageNumber, result: result))
             case .text: return nil
             }
-            return (output, Array(text.utf8))
         }
     }
 }

@@ -127,8 +127,8 @@ extension Store {
 
     /// The model in `packed` (`packedModel(of:)`) with the page's `text`; nil when it does not read back.
     public static func model(text: String, packed: [UInt8]) -> PageModel? {
-        guard let bytes = try? unpacked(packed), let json = try? JSON.parse(bytes) else { return nil }
-        return PageModel(json: json, text: text)
+        guard let bytes = try? unpacked(packed) else { return nil }
+        return PageModel(bytes: bytes, text: text)
     }
 
     /// The names of the renderings stored with a page's result.

@@ -26,6 +26,8 @@ struct PageModelTests {
         let model = model()
         let read = try #require(PageModel(json: try JSON.parse(model.json.bytes), text: "Beispiel"))
         #expect(read == model)
+        // Read without the tree (render on demand), the same model.
+        #expect(PageModel(bytes: model.json.bytes, text: "Beispiel") == model)
         // A confidence rounded to hundredths (the structure's 92.5) would round to 93 in hOCR; the model keeps 92.49963.
         #expect(read.result.words.first?.confidence == 92.49963)
     }
@@ -42,6 +44,10 @@ struct PageModelTests {
             fields.append((key, bad))
             json = .object(fields)
             #expect(PageModel(json: try JSON.parse(json.bytes), text: "") == nil, "\(key)")
+            #expect(PageModel(bytes: json.bytes, text: "") == nil, "\(key)")
         }
+        // Not JSON, or more than one value.
+        #expect(PageModel(bytes: Array(model().json.bytes.dropLast()), text: "") == nil)
+        #expect(PageModel(bytes: model().json.bytes + Array(" {}".utf8), text: "") == nil)
     }
 }

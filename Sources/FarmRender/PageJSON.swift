@@ -1,0 +1,147 @@
+import FarmCore
+
+/// The page JSON (`PageArtifacts.json(source:page:result:)`) written straight into bytes, as that tree renders:
+/// render on demand writes it for every page at export, and a tree of every word's fields costs more than the
+/// text it makes. `PageArtifactsTests` holds the two to the same bytes.
+enum PageJSON {
+    static func bytes(source: String, page: Int, result r: PageResult) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024 + r.text.utf8.count * 2 + 240 * r.blocks.reduce(0) { count, block in
+            count + block.paragraphs.reduce(0) { $0 + $1.lines.reduce(0) { $0 + $1.words.count } }
+        })
+        out.add("{\"version\":")
+        JSON.write(PageArtifacts.jsonVersion, into: &out)
+        out.add(",\"source\":")
+        JSON.write(source, into: &out)
+        out.add(",\"page\":")
+        JSON.write(page, into: &out)
+        out.add(",\"width\":")
+        JSON.write(r.width, into: &out)
+        out.add(",\"height\":")
+        JSON.write(r.height, into: &out)
+        out.add(",\"resolution\":")
+        JSON.write(r.resolution, into: &out)
+        out.add(",\"text\":")
+        JSON.write(r.text, into: &out)
+        out.add(",\"mean_confidence\":")
+        JSON.write(r.meanConfidence, places: 2, into: &out)
+        out.add(",\"language\":")
+        if let language = r.language { JSON.write(language, into: &out) } else { out.add("null") }
+        out.add(",\"keywords\":[")
+        for (index, keyword) in r.keywords.enumerated() {
+            if index > 0 { out.add(",") }
+            JSON.write(keyword, into: &out)
+        }
+        out.add("],\"words\":[")
+        var first = true
+        for block in r.blocks {
+            for paragraph in block.paragraphs {
+                for line in paragraph.lines {
+                    for word in line.words {
+                        if !first { out.add(",") }
+                        first = false
+                        write(word, of: r, into: &out)
+                    }
+                }
+            }
+        }
+        out.add("],\"lines\":[")
+        first = true
+        for block in r.blocks {
+            for paragraph in block.paragraphs {
+                for line in paragraph.lines {
+                    if !first { out.add(",") }
+                    first = false
+                    out.add("{\"box\":")
+                    write(line.box, into: &out)
+                    out.add(",\"text\":")
+                    JSON.write(line.text, into: &out)
+                    out.add("}")
+                }
+            }
+        }
+        out.add("]")
+        if let width = r.originalWidth, let height = r.originalHeight {
+            out.add(",\"original_size\":[")
+            JSON.write(width, into: &out)
+            out.add(",")
+            JSON.write(height, into: &out)
+            out.add("]")
+        }
+        if let toOriginal = r.toOriginal {
+            out.add(",\"to_original\":")
+            toOriginal.json.write(into: &out)
+        }
+        if r.findings != .null {
+            out.add(",\"stages\":")
+            r.findings.write(into: &out)
+        }
+        if let quality = r.quality {
+            out.add(",\"quality\":")
+            quality.json.write(into: &out)
+        }
+        out.add(",\"timings_ms\":{")
+        for (index, timing) in r.timings.enumerated() {
+            if index > 0 { out.add(",") }
+            JSON.write(timing.stage, into: &out)
+            out.add(":")
+            JSON.write(timing.milliseconds, places: 1, into: &out)
+        }
+        out.add("}}")
+        return out
+    }
+
+    /// A word as `Word.json` has it, with its corners in the original image (`original`) when the page was corrected.
+    private static func write(_ word: Word, of result: PageResult, into out: inout [UInt8]) {
+        out.add("{\"text\":")
+        JSON.write(word.text, into: &out)
+        out.add(",\"box\":")
+        write(word.box, into: &out)
+        out.add(",\"confidence\":")
+        JSON.write(word.confidence, places: 2, into: &out)
+        if let language = word.language {
+            out.add(",\"language\":")
+            JSON.write(language, into: &out)
+        }
+        if word.fromDictionary { out.add(",\"dictionary\":true") }
+        if !word.candidates.isEmpty {
+            out.add(",\"candidates\":[")
+            for (index, candidate) in word.candidates.enumerated() {
+                out.add(index > 0 ? ",{\"text\":" : "{\"text\":")
+                JSON.write(candidate.text, into: &out)
+                out.add(",\"confidence\":")
+                JSON.write(candidate.confidence, places: 2, into: &out)
+                out.add("}")
+            }
+            out.add("]")
+        }
+        if let toOriginal = result.toOriginal {
+            let box = word.box
+            let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+            out.add(",\"original\":[")
+            for (index, corner) in [Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)].enumerated() {
+                let point = toOriginal.apply(corner)
+                out.add(index > 0 ? ",[" : "[")
+                JSON.write(point.x, places: 1, into: &out)
+                out.add(",")
+                JSON.write(point.y, places: 1, into: &out)
+                out.add("]")
+            }
+            out.add("]")
+        }
+        out.add("}")
+    }
+
+    /// [x, y, width, height]
+    private static func write(_ box: Rect, into out: inout [UInt8]) {
+        out.add("[")
+        JSON.write(box.x, into: &out)
+        out.add(",")
+        JSON.write(box.y, into: &out)
+        out.add(",")
+        JSON.write(box.width, into: &out)
+        out.add(",")
+        JSON.write(box.height, into: &out)
+        out.add("]")
+    }
+}
