@@ -53,11 +53,16 @@ extension TesseractRecognizer {
     }
 
     /// A table's rows are enlarged to about this height in pixels before its cells are read (an x-height of about
-    /// 20 px, where Tesseract's recognizer reads small digits best; a prototype reading the pubtabnet-sample crops'
-    /// cells enlarged 3× read word F1 0.66, 4× 0.69, 6× 0.69).
-    static let cellRowHeight = 32.0
-    /// The enlargement of a table for its cells is at most this.
-    static let maximumCellScale = 4.0
+    /// 25 px, where Tesseract's recognizer reads small digits best). pubtabnet-sample, `ocrfarm ocr`, cubic
+    /// enlargement: rows of 24 px word F1 0.675, 32 px 0.681, 44 px 0.693, 56 px 0.686 (at most 8×).
+    static let cellRowHeight = 44.0
+    /// The enlargement of a table for its cells is at most this: the crops' smallest print (rows 5-7 px high) is
+    /// read at 6× (0.693; at most 4×, the same rows of 44 px read 0.681).
+    static let maximumCellScale = 6.0
+    /// White about each cell on the sheet it is read from, in pixels of the enlarged table.
+    static let cellMargin = 10
+    /// The enlarged table holds at most this many pixels (a large table of small print is enlarged less).
+    static let maximumCellPixels = 48_000_000.0
 
     /// `table` of `image` read cell by cell (`TableCells`), each cell as one line, the table enlarged first so its
     /// rows are `cellRowHeight` high; nil when it has no cells or cannot be enlarged. One block, a line per row,
@@ -86,10 +91,13 @@ extension TesseractRecognizer {
         }
         guard !rows.isEmpty else { return nil }
         let heights = rows.map { $0[0].height }.sorted()
-                let factor = min(maximumCellScale, max(1, cellRowHeight / Double(heights[heights.count / 2])))
+        let room = (maximumCellPixels / Double(max(1, crop.width * crop.height))).squareRoot()
+        let factor = min(maximumCellScale, room, max(1, cellRowHeight / Double(heights[heights.count / 2])))
+        // Enlarged by cubic convolution, not Leptonica's linear interpolation, which blurs small digits' strokes
+        // together (pubtabnet-sample, `ocrfarm ocr`: word F1 0.667 linear, 0.681 cubic, both at 32 px rows).
         let enlarged: Pix
         do throws(LeptonicaError) {
-            enlarged = factor > 1.1 ? try crop.resampled(by: factor) : crop
+            enlarged = factor > 1.1 ? try Pix(gray: CubicScale.scaled(try crop.grayPixels(), by: factor)) : crop
         } catch {
             return nil
         }
@@ -112,8 +120,8 @@ extension TesseractRecognizer {
         // Each cell is read with `margin` of white on every side, and cells lie twice that apart so that no two
         // read regions overlap: Tesseract reads a line poorly when its rectangle ends close to the ink
         // (pubtabnet-sample, cells only, prototype: white margins of 5 px word F1 0.669, 10 px 0.697, 20 px 0.688;
-        // ocrfarm, 5 px on one sheet (before): 0.664, see the commit for 10 px).
-        let margin = max(8, Int(cellRowHeight / 3))
+        // ocrfarm, 5 px on one sheet (before): 0.664, 10 px 0.668).
+        let margin = cellMargin
         let sheetWidth = cells.map(\.source.width).max()! + 2 * margin
         let sheetHeight = cells.reduce(margin) { $0 + $1.source.height + 2 * margin }
         var regions: [Leptonica.Box] = [], offsets: [(dx: Int, dy: Int)] = []
