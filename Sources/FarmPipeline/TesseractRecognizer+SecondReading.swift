@@ -90,9 +90,9 @@ extension TesseractRecognizer {
     /// `fast`'s second reading, for a page whose first reading is weak, in variants that differ from what the first
     /// reading saw, cheapest first. Each weak line is read alone with the other binarization, unless its pixels are
     /// two-tone (every threshold then makes the same picture); a line it reads with the same words is weak by what it
-    /// says (paths, codes, names), not by how it is printed, and is read no further. Only while the lines still weak
-    /// hold the share of the text that makes a page weak is the page read whole as decoded (before the correction
-    /// stages; boxes mapped to the corrected page), unless the stages changed nothing a reading would see; and the
+    /// says (paths, codes, names), not by how it is printed, and is read no further. Then the page is read whole as
+    /// decoded (before the correction stages; boxes mapped to the corrected page), unless the stages changed nothing
+    /// a reading would see, and each row of the page keeps the surer of the two readings (`chooseRegions`); the
     /// page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
     /// its readings; a confident line found only by a whole-page reading is added. Strong pages cost nothing.
     /// Returns the findings: whether the page was weak, what each variant read, which were skipped as the same
@@ -130,15 +130,14 @@ extension TesseractRecognizer {
             } else if !twoTone.isEmpty {
                 skipped.append("other_binarization")
             }
-            // The page as the file has it, read whole (it also finds lines the first reading missed), while the lines
-            // still weak hold as large a share of the text as made the page weak: where the stages hurt a region
-            // (faint print flattened away, a shadow's edge taken for ink), the file's own pixels read it better. When
-            // the stages changed nothing but the scale, it is the first reading over again.
+            // The page as the file has it, read whole: where the stages hurt a region (faint print flattened away, a
+            // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. It is
+            // read whatever the other binarization confirmed: a weak share counts the lines read, not those the
+            // stages lost (SROIE 495, 480, 360: few lines still weak, rows missing). When the stages changed nothing
+            // but the scale, it is the first reading over again.
             let stillWeak = Self.weakShare(of: result, weak: weak)
             fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
-            if let uncorrected = page.uncorrected, options.minTextHeight == nil,
-               true
-            {
+            if let uncorrected = page.uncorrected, options.minTextHeight == nil {
                 let change = Self.inkChange(uncorrected, on: image)
                 if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
                 if let change, change <= Self.sameInk {
@@ -296,9 +295,11 @@ extension TesseractRecognizer {
         var dropped: Set<Int> = []
         var replaced = 0
         for (_, group) in members.sorted(by: { $0.key < $1.key }) where !group.first.isEmpty && !group.other.isEmpty {
-            let mine = Self.sureness(group.first.flatMap { firstLines[$0].words })
-            let theirs = Self.sureness(group.other.flatMap { others[$0].words })
-            guard theirs > mine else { continue }
+            let first = group.first.flatMap { firstLines[$0].words }
+            let mine = Self.sureness(first), theirs = Self.sureness(group.other.flatMap { others[$0].words })
+            // Surer by more than the readings of the same print differ by: `surerMargin` points on each character.
+            let characters = first.reduce(0) { $0 + $1.text.filter { $0.isLetter || $0.isNumber }.count }
+            guard theirs > mine + Double(characters) * Self.surerMargin / 50 else { continue }
             let lines = group.other.map { others[$0] }.sorted { ($0.box.y, $0.box.x) < ($1.box.y, $1.box.x) }
             let at = group.first.min()!
             replacement[at] = lines
