@@ -140,7 +140,31 @@ extension JSON {
         guard value.isFinite else { return out.append(contentsOf: "null".utf8) }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
-        write(number: (value * scale).rounded() / scale, into: &out)
+        let scaled = (value * scale).rounded()
+        // Fixed point by integer arithmetic: the value is `units / 10^places`, correctly rounded (both exact doubles);
+        // below 10^15 units that decimal is the shortest that reads back as it, which is what `String(Double)` (and
+        // so `write(number:)`) writes, trailing zeros dropped, as long as it has no exponent (|value| ≥ 0.0001).
+        guard places > 0 && places <= 4 && abs(scaled) < 1e15 else { return write(number: scaled / scale, into: &out) }
+        let units = Int(scaled)
+        var divisor = 1
+        for _ in 0..<places { divisor *= 10 }
+        var fraction = abs(units % divisor)
+        if fraction == 0 { return write(units / divisor, into: &out) }
+        if units < 0 { out.append(UInt8(ascii: "-")) }
+        write(abs(units / divisor), into: &out)
+        out.append(UInt8(ascii: "."))
+        var digits = places
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        // `digits` digits of `fraction`, with its leading zeros.
+        var power = 1
+        for _ in 1..<digits { power *= 10 }
+        while power > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(fraction / power % 10))
+            power /= 10
+        }
     }
 
     /// A number as `.double(value)` writes it (`format`), appended to `out`.
@@ -406,6 +430,30 @@ private struct JSONParser {
         }
     }
 
+    /// Powers of ten that doubles hold exactly.
+    private static let exactPowers: [Double] = (0...22).map { p in (0..<p).reduce(1.0) { r, _ in r * 10 } }
+
+    /// `digits.digits` (confidences, timings: most fractions) without making its text: at most 15 digits make a whole
+    /// number the double holds exactly, and one division by an exact power of ten rounds correctly, as `Double(text)`
+    /// does; nil for any other form.
+    private func decimal(_ range: Range<Int>) -> Double? {
+        guard range.count <= 16 else { return nil }
+        var mantissa: Int64 = 0, point = -1
+        for i in range {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: ".") {
+                guard point < 0 else { return nil }
+                point = i
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                mantissa = mantissa * 10 + Int64(byte - UInt8(ascii: "0"))
+            } else {
+                return nil
+            }
+        }
+        guard point > range.lowerBound && point < range.upperBound - 1 else { return nil }
+        return Double(mantissa) / Self.exactPowers[range.upperBound - 1 - point]
+    }
+
     mutating func hex4() throws(JSONParseError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw fail("short \\u escape") }
         var value: UInt32 = 0
@@ -449,6 +497,7 @@ private struct JSONParser {
             for byte in bytes[digitsStart..<index] { value = value * 10 + Int64(byte - UInt8(ascii: "0")) }
             return .int(digitsStart > start ? -value : value)
         }
+        if !isInteger, let value = decimal(digitsStart..<index) { return .double(digitsStart > start ? -value : value) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { throw fail("bad number") }

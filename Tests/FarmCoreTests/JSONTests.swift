@@ -31,6 +31,45 @@ struct JSONTests {
         #expect(try JSON.parse("12").intValue == 12)
     }
 
+    @Test("a number written rounded to its places is the text of the rounded .double")
+    func roundedWriteMatchesDouble() {
+        var values: [Double] = [
+            0, -0.0, 0.05, -0.05, 0.004, -0.004, 0.0001, 0.00005, -0.00005, 0.1 + 0.2, 99.995, 95.4567, 1.25, -1.25, 2.675,
+            1e13 + 0.5, 999_999_999_999.99, 1e15, -1e15, 1e16, 123.456, -123.456, 7, -7, 0.5, .infinity, .nan,
+        ]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<10_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let unit = Double(state >> 11) / Double(1 << 53)
+            let magnitude = [1.0, 10, 100, 1000, 1e5, 1e9, 1e13][Int(state % 7)]
+            values.append((unit - 0.3) * magnitude)
+        }
+        for value in values {
+            for places in 0...5 {
+                var out: [UInt8] = []
+                JSON.write(value, places: places, into: &out)
+                #expect(String(decoding: out, as: UTF8.self) == JSON.rounded(value, places: places).rendered, "\(value) \(places)")
+            }
+        }
+    }
+
+    @Test("decimals read as Double(text) reads them")
+    func decimalsReadExactly() throws {
+        var texts = ["0.1", "-0.0", "0.30000000000000004", "95.46", "-95.46", "123456789012.345", "9007199254740.993",
+                     "0.000000000000001", "1.5e3", "01.5", "2.675", "99999999999999.9", "999999999999999.9"]
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        for _ in 0..<5_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let digits = String(state >> 1).prefix(Int(state % 16) + 2)
+            let point = Int(state >> 60) % (digits.count - 1) + 1
+            texts.append((state & 2 == 0 ? "-" : "") + digits.prefix(point) + "." + digits.dropFirst(point))
+        }
+        for text in texts {
+            let value = try JSON.parse(text).doubleValue
+            #expect(value?.bitPattern == Double(text)?.bitPattern, "\(text)")
+        }
+    }
+
     @Test("escapes: unicode and surrogate pairs decode")
     func escapes() throws {
         #expect(try JSON.parse(#""\u00e9\ud83d\ude00\n""#).stringValue == "é😀\n")
