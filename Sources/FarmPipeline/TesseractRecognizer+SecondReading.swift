@@ -231,9 +231,18 @@ extension TesseractRecognizer {
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: false))
             replaced += 1
         }
+        let added = Self.addMissedLines(others, to: &result, weak: &weak, open: &open, variant: variant, decisions: &decisions)
+        return .object([("replaced", JSON(replaced)), ("added", JSON(added))])
+    }
+
+    /// Appends to `result`, each as a block of its own, the lines of `others` the first reading missed: confident,
+    /// with a word of two letters or digits, and overlapping no word already read. Returns how many.
+    static func addMissedLines(_ others: [Line], to result: inout PageResult, weak: inout [Bool], open: inout [Bool],
+                               variant: String, decisions: inout [SecondReadingDecision]) -> Int
+    {
         let words = result.words.map(\.box)
         let added = others.filter { line in
-            line.confidence >= Self.addedLineConfidence
+            line.confidence >= addedLineConfidence
                 && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
                 && !words.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
         }
@@ -244,7 +253,7 @@ extension TesseractRecognizer {
             open.append(false)
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
         }
-        return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
+        return added.count
     }
 
     /// How sure a reading of some words is, in characters: each letter or digit counts for it in proportion to how
@@ -334,20 +343,9 @@ extension TesseractRecognizer {
             open = newOpen
         }
         let grouped = Set(members.values.filter { !$0.first.isEmpty }.flatMap(\.other))
-        let words = result.words.map(\.box)
-        let added = others.indices.filter { !grouped.contains($0) }.map { others[$0] }.filter { line in
-            line.confidence >= Self.addedLineConfidence
-                && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
-                && !words.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
-        }
-        for line in added {
-            result.blocks.append(Block(box: line.box, kind: BlockKind.text.rawValue,
-                                       paragraphs: [Paragraph(box: line.box, lines: [line])]))
-            weak.append(false)
-            open.append(false)
-            decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
-        }
-        return .object([("regions_replaced", JSON(replaced)), ("added", JSON(added.count))])
+        let added = Self.addMissedLines(others.indices.filter { !grouped.contains($0) }.map { others[$0] }, to: &result,
+                                        weak: &weak, open: &open, variant: variant, decisions: &decisions)
+        return .object([("regions_replaced", JSON(replaced)), ("added", JSON(added))])
     }
 
     /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading. A

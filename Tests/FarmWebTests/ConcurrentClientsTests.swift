@@ -10,14 +10,7 @@ import Glibc
 struct ConcurrentClientsTests {
     /// The answer on `fd` (the request sent as HTTP/1.0: the server closes the connection after it).
     func answer(_ fd: Int32) -> (status: Int, body: String) {
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            data += buffer[..<count]
-        }
-        let text = String(decoding: data, as: UTF8.self)
+        let text = String(decoding: HTTP.receiveAll(fd), as: UTF8.self)
         let head = text.prefix { $0 != "\r" }
         return (Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0, text)
     }

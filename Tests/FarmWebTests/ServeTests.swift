@@ -80,13 +80,7 @@ final class Served: @unchecked Sendable {
             if count <= 0 { break }
             sent += count
         }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            data += buffer[..<count]
-        }
+        let data = HTTP.receiveAll(fd)
         guard let split = (0..<max(0, data.count - 3)).first(where: { data[$0] == 13 && data[$0 + 1] == 10 && data[$0 + 2] == 13 && data[$0 + 3] == 10 }) else {
             throw TestFailure(message: "no answer to \(method) \(path)")
         }

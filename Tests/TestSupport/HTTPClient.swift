@@ -16,6 +16,18 @@ public enum HTTP {
         public let body: String
     }
 
+    /// Everything the peer sends on `fd` until it closes the connection (or the receive timeout passes).
+    public static func receiveAll(_ fd: Int32) -> [UInt8] {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            data += buffer[..<count]
+        }
+        return data
+    }
+
     public static func connect(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -38,14 +50,7 @@ public enum HTTP {
         let fd = try connect(port: port)
         defer { close(fd) }
         _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            data += buffer[..<count]
-        }
-        let response = String(decoding: data, as: UTF8.self)
+        let response = String(decoding: receiveAll(fd), as: UTF8.self)
         let parts = response.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
