@@ -87,10 +87,12 @@ public enum PDFRasterizer {
         }
     }
 
-    /// The text page `page` (from 0) has already, with its words' boxes (`pdftotext -bbox-layout`, in points from
-    /// the top left of the page as shown), or nil when it has none: a scan, or a page of drawings. Text drawn
-    /// invisibly over a scan (an earlier OCR) counts as text.
-    public static func existingText(_ pdf: [UInt8], page: Int, facts: PDFPageFacts) throws(PageFailure) -> (text: String, blocks: [Block])? {
+    /// The text page `page` (from 0) has already, as the page's result: its size in points as shown (/Rotate
+    /// applied), its words with their boxes (`pdftotext -bbox-layout`, from the top left) and the text made from
+    /// them; nil when it has none: a scan, or a page of drawings. Text drawn invisibly over a scan (an earlier OCR)
+    /// counts as text.
+    public static func existingText(_ pdf: [UInt8], page: Int) throws(PageFailure) -> PageResult? {
+        let facts = try facts(pdf, page: page)
         // A page without a font has no text: most scans, found without a poppler run.
         guard facts.hasFonts else { return nil }
         let turned = facts.rotation == 90 || facts.rotation == 270
@@ -100,9 +102,10 @@ public enum PDFRasterizer {
             _ = try runTool("pdftotext", ["-bbox-layout", "-enc", "UTF-8", "-f", String(page + 1), "-l", String(page + 1), path, output],
                             what: "cannot read the text of page \(page + 1)")
             defer { FileSystem.remove(output) }
-            let blocks = PDFTextLayout.blocks((try? FileSystem.readText(output)) ?? "", width: width, height: height)
-            let text = PDFTextLayout.text(blocks)
-            return text.contains { !$0.isWhitespace } ? (text, blocks) : nil
+            var result = PageResult(width: width, height: height, resolution: 72, text: "", meanConfidence: 100,
+                                    blocks: PDFTextLayout.blocks((try? FileSystem.readText(output)) ?? "", width: width, height: height))
+            result.text = TesseractRecognizer.text(of: result)
+            return result.text.contains { !$0.isWhitespace } ? result : nil
         }
     }
 

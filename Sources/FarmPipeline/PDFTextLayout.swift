@@ -6,8 +6,7 @@ import FarmCore
 ///
 /// Poppler groups the page into flows (columns, in its reading order), blocks and lines of words, each with a box in
 /// points from the top left of the page as shown (its /Rotate applied). A flow becomes a block of the model, a
-/// poppler block a paragraph. The text is the model's (a line per line, a blank line between paragraphs), as a read
-/// page's is. Words are the file's own characters, so their confidence is 100.
+/// poppler block a paragraph. Words are the file's own characters, so their confidence is 100.
 enum PDFTextLayout {
     /// The blocks of `xhtml` (one page of `pdftotext -bbox-layout`), boxes rounded outwards to whole points and
     /// clipped to `width` × `height`. Elements without a word are left out; anything not in poppler's shape (a
@@ -53,13 +52,6 @@ enum PDFTextLayout {
         }
         endFlow()
         return blocks
-    }
-
-    /// The page's text from its blocks, as `TesseractRecognizer.text(of:)` makes a read page's.
-    static func text(_ blocks: [Block]) -> String {
-        blocks.flatMap(\.paragraphs).map { paragraph in
-            paragraph.lines.map { Scripts.join($0.words.map(\.text)) + "\n" }.joined()
-        }.joined(separator: "\n")
     }
 
     /// The box of an element's `xMin`, `yMin`, `xMax` and `yMax`, in whole points, inside the page.

@@ -3,7 +3,6 @@ import FarmCore
 import FarmRender
 import FarmRuntime
 import Leptonica
-import QPDF
 import Tesseract
 
 /// Where a page's bytes come from.
@@ -111,10 +110,9 @@ public final class PageProcessor {
         if outputs.contains(where: \.needsPageImage), case .image(let bytes, _) = source { file = bytes }
         // A PDF page with text of its own is kept as it is (`--pdf-text skip`): its text is its result.
         if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine == .tesseract {
-            let facts = try PDFRasterizer.facts(bytes, page: index)
-            if let existing = try PDFRasterizer.existingText(bytes, page: index, facts: facts) {
-                return try Self.keptPage(bytes, index: index, facts: facts, existing: existing, outputs: outputs,
-                                         sourceName: sourceName, languages: options.languages, start: start)
+            if let existing = try PDFRasterizer.existingText(bytes, page: index) {
+                return try Self.keptPage(bytes, index: index, existing: existing, outputs: outputs, sourceName: sourceName,
+                                         languages: options.languages, start: start)
             }
         }
         // A PDF's page keeps its own content: its PDF rendering is the page with the text laid over it.
@@ -248,16 +246,12 @@ public final class PageProcessor {
 
     /// A PDF page kept as it is, with the text it has (`--pdf-text skip`): not rendered, not read. Its size is in
     /// points (72 per inch), and its PDF rendering is the page itself.
-    private static func keptPage(_ pdf: [UInt8], index: Int, facts: PDFPageFacts, existing: (text: String, blocks: [Block]),
-                                 outputs: [OutputFormat], sourceName: String, languages: [String], start: UInt64)
-        throws(PageFailure) -> RecognizedPage
+    private static func keptPage(_ pdf: [UInt8], index: Int, existing: PageResult, outputs: [OutputFormat], sourceName: String,
+                                 languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
     {
-        let turned = facts.rotation == 90 || facts.rotation == 270
-        var result = PageResult(width: Int((turned ? facts.height : facts.width).rounded()),
-                                height: Int((turned ? facts.width : facts.height).rounded()), resolution: 72,
-                                text: existing.text, meanConfidence: 100, blocks: existing.blocks)
+        var result = existing
         let words = result.lines.reduce(0) { $0 + $1.words.count }
-        result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(existing.text.count)),
+        result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(result.text.count)),
                                                          ("words", JSON(words))]))])
         var page: [UInt8]?
         if outputs.contains(.pdf) {

@@ -46,7 +46,8 @@ struct PDFTextLayoutTests {
         #expect(blocks.first?.paragraphs.first?.lines.first?.box == Rect(x: 72, y: 90, width: 129, height: 15))
         #expect(blocks.first?.box == Rect(x: 72, y: 90, width: 129, height: 44))
         #expect(words.allSatisfy { $0.confidence == 100 })
-        #expect(PDFTextLayout.text(blocks) == "Smith & Sons <Ltd>\n\nledger\n\n右栏\n")
+        let page = PageResult(width: 612, height: 792, resolution: 72, text: "", meanConfidence: 100, blocks: blocks)
+        #expect(TesseractRecognizer.text(of: page) == "Smith & Sons <Ltd>\n\nledger\n\n右栏\n")
     }
 
     @Test("no words, or not poppler's shape at all: no blocks, no crash")
