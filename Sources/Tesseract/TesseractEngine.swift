@@ -150,14 +150,23 @@ public final class TesseractEngine {
     public func recognize(_ image: Leptonica.Pix, regions: [Leptonica.Box], mode: PageSegmentationMode,
                           resolution: Int? = nil) -> [Recognition?]
     {
+        recognize(image, regions: regions, modes: Array(repeating: mode, count: regions.count), resolution: resolution)
+    }
+
+    /// `recognize(_:regions:mode:resolution:)` with a mode for each region (`modes[i]` for `regions[i]`), read in
+    /// the order given.
+    public func recognize(_ image: Leptonica.Pix, regions: [Leptonica.Box], modes: [PageSegmentationMode],
+                          resolution: Int? = nil) -> [Recognition?]
+    {
+        precondition(modes.count == regions.count, "one mode for each region")
         guard !regions.isEmpty else { return [] }
         let previous = pageSegmentationMode
         defer { pageSegmentationMode = previous }
-        pageSegmentationMode = mode
         TessBaseAPISetImage2(handle, image.pointer)
         if let resolution, resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(resolution)) }
         var results: [Recognition?] = []
-        for box in regions {
+        for (box, mode) in zip(regions, modes) {
+            if mode != pageSegmentationMode { pageSegmentationMode = mode }
             // Tesseract aborts the process (block_edges' assertion) on a rectangle that leaves the image or is too
             // thin to hold an edge: only the part inside the image is read, and a sliver is not read at all.
             let x = max(0, box.x), y = max(0, box.y)

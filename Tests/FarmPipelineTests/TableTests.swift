@@ -68,6 +68,26 @@ struct TableTests {
         }
     }
 
+    @Test("a cell's ink is counted in 8-connected pieces: an 8 with two holes is one, two dots are two")
+    func inkPieces() {
+        // An "8": a 9x13 block of ink with two 5x3 holes.
+        var eight = GrayPixels(width: 15, height: 17, value: 255)
+        for y in 2..<15 { for x in 3..<12 { eight[x, y] = 0 } }
+        for y in 4..<7 { for x in 5..<10 { eight[x, y] = 255 } }
+        for y in 10..<13 { for x in 5..<10 { eight[x, y] = 255 } }
+        let whole = Leptonica.Box(x: 0, y: 0, width: 15, height: 17)
+        #expect(TesseractRecognizer.inkPieces(eight, whole, atMost: 3) == 1)
+        // Two dots, and the same two touching at a corner; gray above the threshold is paper.
+        var dots = GrayPixels(width: 10, height: 10, value: 255)
+        dots[2, 2] = 40; dots[5, 5] = 40; dots[8, 8] = 200
+        let all = Leptonica.Box(x: 0, y: 0, width: 10, height: 10)
+        #expect(TesseractRecognizer.inkPieces(dots, all, atMost: 3) == 2)
+        #expect(TesseractRecognizer.inkPieces(dots, Leptonica.Box(x: 4, y: 4, width: 6, height: 6), atMost: 3) == 1)
+        dots[3, 3] = 40; dots[4, 4] = 40
+        #expect(TesseractRecognizer.inkPieces(dots, all, atMost: 3) == 1)
+        #expect(TesseractRecognizer.inkPieces(GrayPixels(width: 4, height: 4, value: 255), Leptonica.Box(x: 0, y: 0, width: 4, height: 4), atMost: 2) == 0)
+    }
+
     @Test("the cells of a real table are found from its white space, and prose has none")
     func cellsFound() throws {
         let table = try Pix(contentsOfFile: Fixtures.path("pubtabnet/\(Self.name).png")).grayscale().grayPixels()
