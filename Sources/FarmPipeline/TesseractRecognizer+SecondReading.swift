@@ -328,10 +328,11 @@ extension TesseractRecognizer {
             let first = group.first.flatMap { firstLines[$0].words }
             let theirWords = group.other.flatMap { others[$0].words }
             // Strong text the first reading lacked, by the lines' own measure: of two readings weak throughout,
-            // neither is evidence for itself.
+            // neither is evidence for itself. Text is letters and digits (as `sureness` counts it): a line of blanks
+            // or marks read over a picture brings none.
             func strongCharacters(_ lines: [Line]) -> Int {
                 lines.filter { !ReadingStrength.isWeak($0.words, usesDictionary: usesDictionary) }
-                    .reduce(0) { $0 + $1.words.reduce(0) { $0 + max(1, $1.text.count) } }
+                    .reduce(0) { $0 + $1.words.reduce(0) { $0 + $1.text.filter { $0.isLetter || $0.isNumber }.count } }
             }
             guard strongCharacters(group.other.map { others[$0] }) > strongCharacters(group.first.map { firstLines[$0] })
             else { continue }
