@@ -57,6 +57,19 @@ struct ReadingStrength {
         words = recognition.words.count
     }
 
+    /// Whether `words` (read on the page, as `PageResult` keeps them) would make a weak line by the measures above:
+    /// the check a second reading must pass before it stands in for the first. Without Tesseract's numeric flag, a
+    /// checkable word is one of three letters or more and no digit (as the quality figure counts them).
+    static func isWeak(_ words: [Word], usesDictionary: Bool) -> Bool {
+        let lengths = words.map { max(1, $0.text.count) }
+        let total = lengths.reduce(0, +)
+        guard total > 0 else { return true }
+        let confidence = zip(words, lengths).map { $0.confidence * Double($1) }.reduce(0, +) / Double(total)
+        let checkable = words.filter { !$0.text.contains(where: \.isNumber) && $0.text.filter(\.isLetter).count >= 3 }
+        let share = checkable.isEmpty ? 1 : Double(checkable.filter(\.fromDictionary).count) / Double(checkable.count)
+        return confidence < weakConfidence || (usesDictionary && checkable.count >= 2 && share < weakDictionaryShare)
+    }
+
     var weakShare: Double { characters > 0 ? Double(weakCharacters) / Double(characters) : 0 }
     var hasFewWords: Bool { words < Self.fewWords }
     var isWeak: Bool { weakShare >= Self.weakPageShare }
@@ -90,9 +103,10 @@ extension TesseractRecognizer {
     /// `fast`'s second reading, for a page whose first reading is weak, in variants that differ from what the first
     /// reading saw, cheapest first. Each weak line is read alone with the other binarization, unless its pixels are
     /// two-tone (every threshold then makes the same picture); a line it reads with the same words is weak by what it
-    /// says (paths, codes, names), not by how it is printed, and is read no further. Only while the lines still weak
-    /// hold the share of the text that makes a page weak is the page read whole as decoded (before the correction
-    /// stages; boxes mapped to the corrected page), unless the stages changed nothing a reading would see; and the
+    /// says (paths, codes, names), not by how it is printed, and is read no further. Then the page is read whole as
+    /// decoded (before the correction stages; boxes mapped to the corrected page), unless the stages changed nothing
+    /// a reading would see (only its lines that lie on the corrected page: `linesOnPage`), and each row of the page
+    /// keeps the surer of the two readings where the surer one brings strong lines (`chooseRegions`); the
     /// page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
     /// its readings; a confident line found only by a whole-page reading is added. Strong pages cost nothing.
     /// Returns the findings: whether the page was weak, what each variant read, which were skipped as the same
@@ -100,7 +114,8 @@ extension TesseractRecognizer {
     func readSecondTime(_ result: inout PageResult, first: Recognition, page: DecodedPage, image: Pix,
                         options: RecognitionOptions, since start: UInt64) -> JSON
     {
-        let strength = ReadingStrength(first, usesDictionary: options.languageCorrection && !plan.isUnspaced)
+        let usesDictionary = options.languageCorrection && !plan.isUnspaced
+        let strength = ReadingStrength(first, usesDictionary: usesDictionary)
         var fields: [(String, JSON)] = [("weak_share", .rounded(strength.weakShare, places: 3)),
                                         ("weak_lines", JSON(strength.weakLines.filter { $0 }.count)),
                                         ("lines", JSON(strength.weakLines.count))]
@@ -130,15 +145,14 @@ extension TesseractRecognizer {
             } else if !twoTone.isEmpty {
                 skipped.append("other_binarization")
             }
-            // The page as the file has it, read whole (it also finds lines the first reading missed), while the lines
-            // still weak hold as large a share of the text as made the page weak: where the stages hurt a region
-            // (faint print flattened away, a shadow's edge taken for ink), the file's own pixels read it better. When
-            // the stages changed nothing but the scale, it is the first reading over again.
+            // The page as the file has it, read whole: where the stages hurt a region (faint print flattened away, a
+            // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. It is
+            // read whatever the other binarization confirmed: a weak share counts the lines read, not those the
+            // stages lost (SROIE 495, 480, 360: few lines still weak, rows missing). When the stages changed nothing
+            // but the scale, it is the first reading over again.
             let stillWeak = Self.weakShare(of: result, weak: weak)
             fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
-            if let uncorrected = page.uncorrected, options.minTextHeight == nil,
-               stillWeak >= ReadingStrength.weakPageShare || inkWithoutText
-            {
+            if let uncorrected = page.uncorrected, options.minTextHeight == nil {
                 let change = Self.inkChange(uncorrected, on: image)
                 if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
                 if let change, change <= Self.sameInk {
@@ -149,9 +163,10 @@ extension TesseractRecognizer {
                                            resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
                                            options: options, since: start)
                     let again = PageResult(reading, resolution: resolution)
-                        .boxesMapped(through: uncorrected.toPage, width: result.width, height: result.height)
-                    variants.append(("uncorrected", adopt(again, into: &result, weak: &weak, open: &open, variant: "uncorrected",
-                                                          decisions: &decisions)))
+                        .linesOnPage(through: uncorrected.toPage, width: result.width, height: result.height)
+                    variants.append(("uncorrected", chooseRegions(again, into: &result, weak: &weak, open: &open,
+                                                                  usesDictionary: usesDictionary, variant: "uncorrected",
+                                                                  decisions: &decisions)))
                 }
             }
             // Print made of dots (dot-matrix receipts and tickets): Tesseract takes each dot for a speck and reads
@@ -170,7 +185,7 @@ extension TesseractRecognizer {
                                        resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
                                        options: options, since: start)
                 var again = PageResult(reading, resolution: resolution)
-                if let source { again = again.boxesMapped(through: source.toPage, width: result.width, height: result.height) }
+                if let source { again = again.linesOnPage(through: source.toPage, width: result.width, height: result.height) }
                 // The first reading found next to nothing, and what it found (a speck read as a word whose box spans
                 // the page) must not keep the new reading's lines out: a reading with more confident words than the
                 // first has words at all replaces it.
@@ -232,9 +247,18 @@ extension TesseractRecognizer {
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: false))
             replaced += 1
         }
+        let added = Self.addMissedLines(others, to: &result, weak: &weak, open: &open, variant: variant, decisions: &decisions)
+        return .object([("replaced", JSON(replaced)), ("added", JSON(added))])
+    }
+
+    /// Appends to `result`, each as a block of its own, the lines of `others` the first reading missed: confident,
+    /// with a word of two letters or digits, and overlapping no word already read. Returns how many.
+    static func addMissedLines(_ others: [Line], to result: inout PageResult, weak: inout [Bool], open: inout [Bool],
+                               variant: String, decisions: inout [SecondReadingDecision]) -> Int
+    {
         let words = result.words.map(\.box)
         let added = others.filter { line in
-            line.confidence >= Self.addedLineConfidence
+            line.confidence >= addedLineConfidence
                 && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
                 && !words.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
         }
@@ -245,7 +269,114 @@ extension TesseractRecognizer {
             open.append(false)
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
         }
-        return .object([("replaced", JSON(replaced)), ("added", JSON(added.count))])
+        return added.count
+    }
+
+    /// How sure a reading of some words is, in characters: each letter or digit counts for it in proportion to how
+    /// far its word's confidence is above even odds (50), and against it as far as it is below. A reading that
+    /// drops text has fewer characters to count, one that reads noise counts it against itself.
+    static func sureness(_ words: some Sequence<Word>) -> Double {
+        words.reduce(0) { sum, word in
+            sum + Double(word.text.filter { $0.isLetter || $0.isNumber }.count) * (word.confidence - 50) / 50
+        }
+    }
+
+    /// Takes from `other` (a whole-page reading of another picture of the page, in the page's coordinates) each
+    /// region it read surer than the first reading. The two readings may cut the same print into lines differently
+    /// (a row split in two, a column read as its own block, a line lost), so lines are not matched one to one: a
+    /// region is a group of lines of both readings that share a row (they overlap horizontally and by more than
+    /// half the lower one's height vertically, transitively), and it keeps the lines of the reading whose words are
+    /// surer all together (`sureness`), provided the other reading has more characters in strong lines (lines not
+    /// weak by `ReadingStrength.isWeak`) than the first has in the region. Of two readings weak throughout, the
+    /// engine's confidence picks the one it happens to rate higher: that is no better text (an upside-down page read
+    /// as it lies, a photo's background), and it would raise the very figures (the page's confidence and quality
+    /// figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
+    /// Lines of `other` that share no row with a line of the first reading are added when they are confident and
+    /// overlap no word already read.
+    func chooseRegions(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],
+                       usesDictionary: Bool, variant: String, decisions: inout [SecondReadingDecision]) -> JSON
+    {
+        let firstLines = result.lines
+        let others = other.lines.filter { !$0.words.isEmpty }
+        let count = firstLines.count + others.count
+        // Union-find over the lines of both readings: first lines 0..<n, others after them.
+        var parent = Array(0..<count)
+        func root(_ i: Int) -> Int {
+            var i = i
+            while parent[i] != i { parent[i] = parent[parent[i]]; i = parent[i] }
+            return i
+        }
+        func shareRow(_ a: Rect, _ b: Rect) -> Bool {
+            let across = min(a.maxX, b.maxX) - max(a.x, b.x)
+            let down = min(a.maxY, b.maxY) - max(a.y, b.y)
+            return across > 0 && down > 0 && 2 * down > min(a.height, b.height)
+        }
+        for (i, line) in firstLines.enumerated() where !line.words.isEmpty {
+            for (j, again) in others.enumerated() where shareRow(line.box, again.box) {
+                let a = root(i), b = root(firstLines.count + j)
+                if a != b { parent[a] = b }
+            }
+        }
+        var members: [Int: (first: [Int], other: [Int])] = [:]
+        for i in firstLines.indices where !firstLines[i].words.isEmpty { members[root(i), default: ([], [])].first.append(i) }
+        for j in others.indices { members[root(firstLines.count + j), default: ([], [])].other.append(j) }
+        // Each region the other reading wins: its first lines go, its other lines take the place of the first one.
+        var replacement: [Int: [Line]] = [:]
+        var dropped: Set<Int> = []
+        var replaced = 0
+        for (_, group) in members.sorted(by: { $0.key < $1.key }) where !group.first.isEmpty && !group.other.isEmpty {
+            let first = group.first.flatMap { firstLines[$0].words }
+            let theirWords = group.other.flatMap { others[$0].words }
+            // Strong text the first reading lacked, by the lines' own measure: of two readings weak throughout,
+            // neither is evidence for itself. Text is letters and digits (as `sureness` counts it): a line of blanks
+            // or marks read over a picture brings none.
+            func strongCharacters(_ lines: [Line]) -> Int {
+                lines.filter { !ReadingStrength.isWeak($0.words, usesDictionary: usesDictionary) }
+                    .reduce(0) { $0 + $1.words.reduce(0) { $0 + $1.text.filter { $0.isLetter || $0.isNumber }.count } }
+            }
+            guard strongCharacters(group.other.map { others[$0] }) > strongCharacters(group.first.map { firstLines[$0] })
+            else { continue }
+            let mine = Self.sureness(first), theirs = Self.sureness(theirWords)
+            // Surer by more than the readings of the same print differ by: `surerMargin` points on each character.
+            let characters = first.reduce(0) { $0 + $1.text.filter { $0.isLetter || $0.isNumber }.count }
+            guard theirs > mine + Double(characters) * Self.surerMargin / 50 else { continue }
+            let lines = group.other.map { others[$0] }.sorted { ($0.box.y, $0.box.x) < ($1.box.y, $1.box.x) }
+            let at = group.first.min()!
+            replacement[at] = lines
+            for index in group.first where index != at { dropped.insert(index) }
+            for line in lines { decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: false)) }
+            replaced += 1
+        }
+        if replaced > 0 {
+            var index = 0
+            var newWeak: [Bool] = [], newOpen: [Bool] = []
+            for b in result.blocks.indices {
+                for p in result.blocks[b].paragraphs.indices {
+                    var lines: [Line] = []
+                    for line in result.blocks[b].paragraphs[p].lines {
+                        defer { index += 1 }
+                        if let chosen = replacement[index] {
+                            lines += chosen
+                            for line in chosen {
+                                newWeak.append(line.confidence < ReadingStrength.weakConfidence)
+                                newOpen.append(false)
+                            }
+                        } else if !dropped.contains(index) {
+                            lines.append(line)
+                            newWeak.append(index < weak.count && weak[index])
+                            newOpen.append(index < open.count && open[index])
+                        }
+                    }
+                    result.blocks[b].paragraphs[p].lines = lines
+                }
+            }
+            weak = newWeak
+            open = newOpen
+        }
+        let grouped = Set(members.values.filter { !$0.first.isEmpty }.flatMap(\.other))
+        let added = Self.addMissedLines(others.indices.filter { !grouped.contains($0) }.map { others[$0] }, to: &result,
+                                        weak: &weak, open: &open, variant: variant, decisions: &decisions)
+        return .object([("regions_replaced", JSON(replaced)), ("added", JSON(added))])
     }
 
     /// Reads each line still weak alone (one text line) with the other binarization, and keeps the surer reading. A
@@ -397,11 +528,42 @@ extension Rect {
         let bottom = max(top, min(height, Int(corners.map(\.y).max()!.rounded(.up))))
         return Rect(x: left, y: top, width: right - left, height: bottom - top)
     }
+
+    /// The share of the bounding box of this rectangle's corners mapped through `h` that lies inside `width` ×
+    /// `height` (0 when a corner lies on or beyond the horizon of a perspective, where it maps to no point of the page).
+    func shareOnPage(through h: Homography, width: Int, height: Int) -> Double {
+        let points = [Point(Double(x), Double(y)), Point(Double(maxX), Double(y)),
+                      Point(Double(maxX), Double(maxY)), Point(Double(x), Double(maxY))]
+        guard points.allSatisfy({ h.m[6] * $0.x + h.m[7] * $0.y + h.m[8] > 0 }) else { return 0 }
+        let corners = points.map(h.apply)
+        guard corners.allSatisfy({ $0.x.isFinite && $0.y.isFinite }) else { return 0 }
+        let left = corners.map(\.x).min()!, right = corners.map(\.x).max()!
+        let top = corners.map(\.y).min()!, bottom = corners.map(\.y).max()!
+        let area = (right - left) * (bottom - top)
+        guard area > 0 else { return 0 }
+        let inside = max(0, min(right, Double(width)) - max(left, 0)) * max(0, min(bottom, Double(height)) - max(top, 0))
+        return inside / area
+    }
 }
 
 extension PageResult {
     /// The same reading with every box mapped through `h` into a `width` × `height` image.
     func boxesMapped(through h: Homography, width: Int, height: Int) -> PageResult {
         boxesTransformed(width: width, height: height) { $0.mapped(through: h, width: width, height: height) }
+    }
+
+    /// The lines of this reading (of the page as the file has it) that lie on the corrected page, mapped onto it
+    /// through `h` (`boxesMapped`). A line lies on the page when most of its mapped box is inside the page: on a
+    /// photo the file also shows the table the page lies on, whose marks map outside the rectified page (clipped to
+    /// its edge, such a line's box would take in a strip of the page it never read), and a line near the photo's
+    /// horizon maps to a box far larger than the page.
+    func linesOnPage(through h: Homography, width: Int, height: Int) -> PageResult {
+        var kept = self
+        for b in kept.blocks.indices {
+            for p in kept.blocks[b].paragraphs.indices {
+                kept.blocks[b].paragraphs[p].lines.removeAll { 2 * $0.box.shareOnPage(through: h, width: width, height: height) <= 1 }
+            }
+        }
+        return kept.boxesMapped(through: h, width: width, height: height)
     }
 }
