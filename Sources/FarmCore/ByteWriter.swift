@@ -3,11 +3,33 @@
 public protocol ByteSink: ~Copyable {
     mutating func append(_ byte: UInt8)
     mutating func append(bytes: UnsafeBufferPointer<UInt8>)
+    /// A whole number in decimal digits, as `String(value)` writes it.
+    mutating func append(decimal value: Int)
 }
 
 extension Array: ByteSink where Element == UInt8 {
     @inlinable
     public mutating func append(bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+
+    /// The digits made from the last, on the stack, then appended at once.
+    @inlinable
+    public mutating func append(decimal value: Int) {
+        if value >= 0 && value < 10 { return append(UInt8(truncatingIfNeeded: value) &+ UInt8(ascii: "0")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
 }
 
 /// A document written as UTF-8 bytes appended in place, into memory of its own: render on demand writes every page's
@@ -56,6 +78,29 @@ public struct ByteWriter: ~Copyable, ByteSink {
         if written + n > capacity { grow(toHold: written + n) }
         (base + written).update(from: start, count: n)
         written += n
+    }
+
+    /// Written in place, from the last digit (the digits counted first): a page's documents hold tens of thousands
+    /// of numbers.
+    @inlinable
+    public mutating func append(decimal value: Int) {
+        if value >= 0 && value < 10 { return append(UInt8(truncatingIfNeeded: value) &+ UInt8(ascii: "0")) }
+        var magnitude = value.magnitude
+        var digits = 1, bound: UInt = 10
+        while digits < 20 && magnitude >= bound {
+            digits += 1
+            bound = bound &* 10
+        }
+        let length = digits + (value < 0 ? 1 : 0)
+        if written + length > capacity { grow(toHold: written + length) }
+        if value < 0 { base[written] = UInt8(ascii: "-") }
+        var digit = base + written + length
+        repeat {
+            digit -= 1
+            digit.pointee = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
+            magnitude /= 10
+        } while magnitude > 0
+        written += length
     }
 
     /// A literal's bytes.

@@ -118,24 +118,7 @@ extension JSON {
 
     /// A number as `.int(value)` writes it, appended to `out`.
     @inlinable
-    public static func write<Sink: ByteSink & ~Copyable>(_ value: Int, into out: inout Sink) {
-        if value >= 0 && value < 10 { return out.append(UInt8(ascii: "0") + UInt8(value)) }
-        // The digits made from the last, on the stack, then appended at once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value.magnitude
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "-")
-            }
-            out.append(bytes: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
+    public static func write<Sink: ByteSink & ~Copyable>(_ value: Int, into out: inout Sink) { out.append(decimal: value) }
 
     /// A number as `rounded(value, places:)` writes it, appended to `out`.
     @inlinable
