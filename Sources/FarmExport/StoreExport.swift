@@ -296,11 +296,14 @@ public final class StoreExport {
                 // rendering (frozen at OCR time, or an older store) exports that.
                 let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
                 for format in options.formats {
-                    // One page's renderings at a time: each read, written and let go.
-                    var bytes = try store.read { () throws -> [UInt8]? in
-                        format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                    // One page's renderings at a time: each read, written and let go. A format rendered from the
+                    // model is one the page has not stored (`renderJobs`): not looked for again.
+                    var bytes = rendered[format]
+                    if bytes == nil {
+                        bytes = try store.read { () throws -> [UInt8]? in
+                            format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                        }
                     }
-                    if bytes == nil { bytes = rendered[format] }
                     guard let bytes else {
                         missing[format, default: (0, [])].count += 1
                         if missing[format]!.pages.count < 10 { missing[format]!.pages.append(page.number) }
