@@ -3,6 +3,7 @@ public struct Point: Sendable, Equatable, CustomStringConvertible {
     public var x: Double
     public var y: Double
 
+    @inlinable
     public init(_ x: Double, _ y: Double) {
         self.x = x
         self.y = y
@@ -148,6 +149,7 @@ public struct Homography: Sendable, Equatable {
         return Homography([c, -s, 0, s, c, 0, 0, 0, 1])
     }
 
+    @inlinable
     public func apply(_ p: Point) -> Point {
         let w = m[6] * p.x + m[7] * p.y + m[8]
         return Point((m[0] * p.x + m[1] * p.y + m[2]) / w, (m[3] * p.x + m[4] * p.y + m[5]) / w)

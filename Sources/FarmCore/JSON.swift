@@ -113,31 +113,17 @@ extension JSON {
     public func write(into out: inout [UInt8]) { write(to: &out, indent: nil, level: 0) }
 
     /// A string as `.string(value)` writes it, appended to `out`.
-    public static func write(_ value: String, into out: inout [UInt8]) { writeString(value, to: &out) }
+    @inlinable
+    public static func write<Sink: ByteSink & ~Copyable>(_ value: String, into out: inout Sink) { writeString(value, to: &out) }
 
     /// A number as `.int(value)` writes it, appended to `out`.
-    public static func write(_ value: Int, into out: inout [UInt8]) {
-        if value >= 0 && value < 10 { return out.append(UInt8(ascii: "0") + UInt8(value)) }
-        // The digits made from the last, on the stack, then appended at once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value.magnitude
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "-")
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
+    @inlinable
+    public static func write<Sink: ByteSink & ~Copyable>(_ value: Int, into out: inout Sink) { out.append(decimal: value) }
 
     /// A number as `rounded(value, places:)` writes it, appended to `out`.
-    public static func write(_ value: Double, places: Int, into out: inout [UInt8]) {
-        guard value.isFinite else { return out.append(contentsOf: "null".utf8) }
+    @inlinable
+    public static func write<Sink: ByteSink & ~Copyable>(_ value: Double, places: Int, into out: inout Sink) {
+        guard value.isFinite else { return out.append(literal: "null") }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let scaled = (value * scale).rounded()
@@ -168,11 +154,13 @@ extension JSON {
     }
 
     /// A number as `.double(value)` writes it (`format`), appended to `out`.
-    public static func write(number value: Double, into out: inout [UInt8]) {
+    @inlinable
+    public static func write<Sink: ByteSink & ~Copyable>(number value: Double, into out: inout Sink) {
         if value.isFinite && value.rounded() == value && abs(value) < 1e15 {
             write(Int(value), into: &out)
         } else {
-            out.append(contentsOf: format(value).utf8)
+            var text = format(value)
+            text.withUTF8 { out.append(bytes: $0) }
         }
     }
 
@@ -222,8 +210,17 @@ extension JSON {
         return String(value)
     }
 
-    static func writeString(_ value: String, to out: inout [UInt8]) {
+    @inlinable
+    static func writeString<Sink: ByteSink & ~Copyable>(_ value: String, to out: inout Sink) {
         out.append(UInt8(ascii: "\""))
+        writeEscaped(value, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// A string's characters as a JSON string holds them (escaped), without its quotes, appended to `out`: a writer
+    /// of a string it does not make (a line of words) writes its parts this way, between quotes of its own.
+    @inlinable
+    public static func writeEscaped<Sink: ByteSink & ~Copyable>(_ value: String, into out: inout Sink) {
         var value = value
         value.withUTF8 { bytes in
             // Most strings need no escaping: runs without a byte to escape are copied whole.
@@ -240,20 +237,20 @@ extension JSON {
                     index += 1
                     continue
                 }
-                if run < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index])) }
+                if run < index { out.append(bytes: UnsafeBufferPointer(rebasing: bytes[run..<index])) }
                 switch byte {
-                case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-                case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-                case 0x0A: out.append(contentsOf: "\\n".utf8)
-                case 0x0D: out.append(contentsOf: "\\r".utf8)
-                case 0x09: out.append(contentsOf: "\\t".utf8)
+                case UInt8(ascii: "\""): out.append(literal: "\\\"")
+                case UInt8(ascii: "\\"): out.append(literal: "\\\\")
+                case 0x0A: out.append(literal: "\\n")
+                case 0x0D: out.append(literal: "\\r")
+                case 0x09: out.append(literal: "\\t")
                 case 0xE2:
                     // U+2028 and U+2029 are valid JSON but break JavaScript readers.
-                    out.append(contentsOf: (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    out.append(literal: bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029")
                     index += 2
                 default:
                     let hex: StaticString = "0123456789abcdef"
-                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(literal: "\\u00")
                     hex.withUTF8Buffer { digits in
                         out.append(digits[Int(byte >> 4)])
                         out.append(digits[Int(byte & 0xF)])
@@ -262,9 +259,8 @@ extension JSON {
                 index += 1
                 run = index
             }
-            if run < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
+            if run < n { out.append(bytes: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 
@@ -379,7 +375,7 @@ private struct JSONParser {
         while end < bytes.count {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[index..<end], as: UTF8.self) else { throw fail("invalid UTF-8") }
+                guard let text = Self.text(bytes, index..<end) else { throw fail("invalid UTF-8") }
                 index = end + 1
                 return text
             }
@@ -394,7 +390,7 @@ private struct JSONParser {
             index += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8") }
+                guard let text = Self.text(out, 0..<out.count) else { throw fail("invalid UTF-8") }
                 return text
             case UInt8(ascii: "\\"):
                 guard index < bytes.count else { throw fail("unterminated escape") }
@@ -427,6 +423,24 @@ private struct JSONParser {
                 guard byte >= 0x20 else { throw fail("control character in string") }
                 out.append(byte)
             }
+        }
+    }
+
+    /// `bytes[range]` as a String when it is valid UTF-8, as `String(validating:as:)` has it, without its generic
+    /// path (the type metadata it looks up on every call was a tenth of reading a page model): the bytes are
+    /// decoded repairing, and a repair changes them (a replacement character is three bytes that were not there).
+    static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            let slice = UnsafeBufferPointer(rebasing: buffer[range])
+            var ascii = true
+            for byte in slice where byte >= 0x80 {
+                ascii = false
+                break
+            }
+            let text = String(decoding: slice, as: UTF8.self)
+            if ascii { return text }
+            var copy = text
+            return copy.withUTF8 { $0.elementsEqual(slice) } ? text : nil
         }
     }
 
@@ -532,6 +546,54 @@ public struct JSONReader {
             guard peek == UInt8(ascii: ":") else { throw parser.fail("expected ':'") }
             parser.index += 1
             try field(&self, key)
+            parser.skipSpace()
+            switch peek {
+            case UInt8(ascii: ","): parser.index += 1
+            case UInt8(ascii: "}"): return parser.index += 1
+            default: throw parser.fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// Reads an object as `object(_:)` does, giving `field` each key as its UTF-8 bytes (valid during the call) instead
+    /// of a String: a decoder of many small objects (a page model's words) tells their keys apart without making them.
+    public mutating func object(keyBytes field: (inout JSONReader, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        try open(UInt8(ascii: "{"))
+        defer { depth -= 1 }
+        parser.skipSpace()
+        if peek == UInt8(ascii: "}") { return parser.index += 1 }
+        let bytes = parser.bytes
+        while true {
+            parser.skipSpace()
+            guard peek == UInt8(ascii: "\"") else { throw parser.fail("expected a key") }
+            // A key without escapes is its bytes (checked as a String's are); one with escapes is read as a String.
+            let start = parser.index + 1
+            var end = start, plain = true, ascii = true
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "\"") { break }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 {
+                    plain = false
+                    break
+                }
+                if byte >= 0x80 { ascii = false }
+                end += 1
+            }
+            var escaped: String?
+            if plain && end < bytes.count {
+                guard ascii || JSONParser.text(bytes, start..<end) != nil else { throw parser.fail("invalid UTF-8") }
+                parser.index = end + 1
+            } else {
+                escaped = try parser.string()
+            }
+            parser.skipSpace()
+            guard peek == UInt8(ascii: ":") else { throw parser.fail("expected ':'") }
+            parser.index += 1
+            if var key = escaped {
+                try key.withUTF8 { try field(&self, $0) }
+            } else {
+                try bytes.withUnsafeBufferPointer { try field(&self, UnsafeBufferPointer(rebasing: $0[start..<end])) }
+            }
             parser.skipSpace()
             switch peek {
             case UInt8(ascii: ","): parser.index += 1

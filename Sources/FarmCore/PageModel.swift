@@ -182,6 +182,7 @@ public struct PageModel: Sendable, Equatable {
             case "box": box = try rect(&reader)
             case "words":
                 var items: [Word] = []
+                items.reserveCapacity(16)
                 try reader.array { reader in items.append(try word(&reader)) }
                 words = items
             default: _ = try reader.value()
@@ -193,12 +194,14 @@ public struct PageModel: Sendable, Equatable {
 
     private static func word(_ reader: inout JSONReader) throws -> Word {
         var text: String?, box: Rect?, confidence: Double?, candidates: [Candidate] = [], language: String?, dictionary = false
-        try reader.object { reader, key in
-            switch key {
-            case "t": text = try reader.string()
-            case "b": box = try rect(&reader)
-            case "c": confidence = try reader.double()
-            case "a":
+        // The keys are one letter: told apart by their byte (`object(keyBytes:)`), a page has hundreds of words.
+        try reader.object(keyBytes: { reader, key in
+            switch key.count == 1 ? key[0] : 0 {
+            case UInt8(ascii: "t"): text = try reader.string()
+            case UInt8(ascii: "b"): box = try rect(&reader)
+            case UInt8(ascii: "c"): confidence = try reader.double()
+            case UInt8(ascii: "a"):
+                candidates.reserveCapacity(4)
                 try reader.array { reader in
                     var pair: (String, Double)?
                     var index = 0
@@ -213,11 +216,11 @@ public struct PageModel: Sendable, Equatable {
                     guard index == 2, let pair else { throw reader.failure("a candidate") }
                     candidates.append(Candidate(text: pair.0, confidence: pair.1))
                 }
-            case "l": language = try reader.value().stringValue
-            case "d": dictionary = try reader.value().boolValue ?? false
+            case UInt8(ascii: "l"): language = try reader.value().stringValue
+            case UInt8(ascii: "d"): dictionary = try reader.value().boolValue ?? false
             default: _ = try reader.value()
             }
-        }
+        })
         guard let text, let box, let confidence, confidence.isFinite else { throw reader.failure("a word") }
         return Word(text: text, box: box, confidence: confidence, candidates: candidates, language: language,
                     fromDictionary: dictionary)

@@ -32,6 +32,14 @@ public enum Scripts {
         return line
     }
 
+    /// Whether `word` is not empty and begins and ends with ASCII characters that are not white space: `trimmed`
+    /// leaves it as it is, and it is spaced from any word beside it (`isSpaced`).
+    public static func hasTrimmedASCIIEnds(_ word: String) -> Bool {
+        let utf8 = word.utf8
+        guard let first = utf8.first, let last = utf8.last else { return false }
+        return first < 0x80 && last < 0x80 && !isASCIIWhitespace(first) && !isASCIIWhitespace(last)
+    }
+
     /// A word without the white space the engine sometimes leaves at its ends (" ——"): lines and their documents put
     /// one space between words, so a word's own would double it.
     public static func trimmed(_ word: String) -> String {

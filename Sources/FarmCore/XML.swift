@@ -9,7 +9,8 @@ public enum XML {
 
     /// `text` escaped (`escaped`), appended to `out` as UTF-8: the renderers write every word this way, so a text
     /// with nothing to escape is copied whole and nothing is allocated.
-    public static func escape(_ text: String, into out: inout [UInt8]) {
+    @inlinable
+    public static func escape<Sink: ByteSink & ~Copyable>(_ text: String, into out: inout Sink) {
         var text = text
         text.withUTF8 { bytes in
             let n = bytes.count
@@ -32,12 +33,12 @@ public enum XML {
                 case 0xEF where i + 2 < n && bytes[i + 1] == 0xBF && bytes[i + 2] >= 0xBE: replacement = ""; skip = 3
                 default: i += 1; continue
                 }
-                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
-                if let replacement { replacement.withUTF8Buffer { out.append(contentsOf: $0) } }
+                if run < i { out.append(bytes: UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+                if let replacement { out.append(literal: replacement) }
                 i += skip
                 run = i
             }
-            if run < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
+            if run < n { out.append(bytes: UnsafeBufferPointer(rebasing: bytes[run..<n])) }
         }
     }
 }

@@ -124,6 +124,9 @@ public final class StoreExport {
             var done = 0
             // The last document whose first pages were rendered ahead (`renderAhead(firstPagesOf:)`).
             var renderedThrough: DocumentID?
+            // The first pages of the documents after those, being rendered on other threads while these are written,
+            // through the last document looked at (its threads are joined when dropped).
+            var next: (started: Started<[OutputFormat: [UInt8]]>, jobs: [RenderJob], through: DocumentID)?
             walk: while true {
                 let batch = try store.read { try store.documents(after: after, limit: batchSize) }
                 guard !batch.isEmpty else { break }
@@ -135,7 +138,20 @@ public final class StoreExport {
                     // Small documents' pages are rendered ahead together, across documents, so that every core
                     // renders even when each document has one page.
                     if ahead.isEmpty && renderedThrough.map({ document.id > $0 }) ?? true {
-                        renderedThrough = try renderAhead(firstPagesOf: batch[index...].lazy.filter { chosen?.contains($0.id) ?? true })
+                        if let started = next {
+                            next = nil
+                            keep(started.started.join(), of: started.jobs)
+                            renderedThrough = started.through
+                        }
+                        if renderedThrough.map({ document.id > $0 }) ?? true {
+                            renderedThrough = try renderAhead(firstPagesOf: batch[index...].lazy.filter { chosen?.contains($0.id) ?? true })
+                        }
+                        // The documents after these are rendered while these are written.
+                        if let through = renderedThrough {
+                            let rest = batch[index...].lazy.filter { $0.id > through && (chosen?.contains($0.id) ?? true) }
+                            let (jobs, last) = try renderJobs(firstPagesOf: rest)
+                            if let last { next = (Parallel.start(jobs, Self.render), jobs, last) }
+                        }
                     }
                     try export(document, as: name, into: folder, summary: &summary, warn: warn)
                     ahead = ahead.filter { $0.value.document != document.id }
@@ -280,11 +296,14 @@ public final class StoreExport {
                 // rendering (frozen at OCR time, or an older store) exports that.
                 let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
                 for format in options.formats {
-                    // One page's renderings at a time: each read, written and let go.
-                    var bytes = try store.read { () throws -> [UInt8]? in
-                        format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                    // One page's renderings at a time: each read, written and let go. A format rendered from the
+                    // model is one the page has not stored (`renderJobs`): not looked for again.
+                    var bytes = rendered[format]
+                    if bytes == nil {
+                        bytes = try store.read { () throws -> [UInt8]? in
+                            format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
+                        }
                     }
-                    if bytes == nil { bytes = rendered[format] }
                     guard let bytes else {
                         missing[format, default: (0, [])].count += 1
                         if missing[format]!.pages.count < 10 { missing[format]!.pages.append(page.number) }
@@ -400,13 +419,23 @@ public final class StoreExport {
     /// their renderings (a few hundred KB a page) stay small in memory.
     static let renderedAhead = 16
 
+    /// A page to render from its model (render on demand): the formats it has not stored, its text and its packed
+    /// model, read from the store (confined to this thread) to be inflated, parsed and rendered on any.
+    typealias RenderJob = (page: PageID, document: DocumentID, formats: [OutputFormat], text: String, packed: [UInt8])
+
     /// The formats of `options` that `pages` have not stored, rendered from their models (render on demand), into
     /// `ahead`; a page without a model (an older store) gets none, and is reported missing as before. The models
-    /// are read here (the store is confined to this thread) and inflated, parsed and rendered on every core.
+    /// are read here and inflated, parsed and rendered on every core.
     private func renderAhead(_ pages: some Collection<PageRecord>) throws {
+        let jobs = try renderJobs(pages)
+        keep(Parallel.map(jobs, Self.render), of: jobs)
+    }
+
+    /// The jobs of `pages` (`renderAhead`).
+    private func renderJobs(_ pages: some Collection<PageRecord>) throws -> [RenderJob] {
         let wanted = options.formats.filter(PageArtifacts.renderedOnDemand.contains)
-        guard !wanted.isEmpty, !pages.isEmpty else { return }
-        var jobs: [(page: PageID, document: DocumentID, formats: [OutputFormat], text: String, packed: [UInt8])] = []
+        guard !wanted.isEmpty, !pages.isEmpty else { return [] }
+        var jobs: [RenderJob] = []
         try store.read {
             for page in pages {
                 let stored = try store.artifactNames(of: page.id)
@@ -415,17 +444,32 @@ public final class StoreExport {
                 jobs.append((page.id, page.document, missing, model.text, model.packed))
             }
         }
-        let rendered = Parallel.map(jobs) { job -> [OutputFormat: [UInt8]] in
-            guard let model = Store.model(text: job.text, packed: job.packed) else { return [:] }
-            return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
-        }
+        return jobs
+    }
+
+    @Sendable
+    private static func render(_ job: RenderJob) -> [OutputFormat: [UInt8]] {
+        guard let model = Store.model(text: job.text, packed: job.packed) else { return [:] }
+        return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The renderings of `jobs`, kept in `ahead` until their pages are written.
+    private func keep(_ rendered: [[OutputFormat: [UInt8]]], of jobs: [RenderJob]) {
         for (job, renderings) in zip(jobs, rendered) { ahead[job.page] = (job.document, renderings) }
     }
 
     /// The first pages of `documents`, up to `renderedAhead` in all, that may have a result (not failed for good),
     /// rendered ahead (`renderAhead(_:)`); returns the last document looked at.
     private func renderAhead(firstPagesOf documents: some Sequence<DocumentRecord>) throws -> DocumentID? {
-        guard options.formats.contains(where: PageArtifacts.renderedOnDemand.contains) else { return nil }
+        let (jobs, last) = try renderJobs(firstPagesOf: documents)
+        keep(Parallel.map(jobs, Self.render), of: jobs)
+        return last
+    }
+
+    /// The jobs of the first pages of `documents` (`renderAhead(firstPagesOf:)`), and the last document looked at;
+    /// nil when no format is rendered on demand.
+    private func renderJobs(firstPagesOf documents: some Sequence<DocumentRecord>) throws -> ([RenderJob], DocumentID?) {
+        guard options.formats.contains(where: PageArtifacts.renderedOnDemand.contains) else { return ([], nil) }
         var pages: [PageRecord] = []
         var last: DocumentID?
         for document in documents {
@@ -434,8 +478,7 @@ public final class StoreExport {
             pages += first.filter { $0.state != .failed }
             last = document.id
         }
-        try renderAhead(pages)
-        return last
+        return (try renderJobs(pages), last)
     }
 
     /// "2 of 3 pages done (1 failed)".

@@ -34,23 +34,22 @@ public enum ALTO {
 
     /// One `Page` element.
     public static func page(_ page: ExportPage) -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 1024 + 260 * page.wordCount)
         write(page, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return String(decoding: out.bytes(), as: UTF8.self)
     }
 
     /// The whole one-page document (`header`, `page`, `footer`) as UTF-8.
     public static func document(_ page: ExportPage, software: String, version: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(2048 + 260 * page.wordCount)
-        out.append(contentsOf: header(imageName: page.imageName, software: software, version: version).utf8)
+        var out = ByteWriter(capacity: 2048 + 260 * page.wordCount)
+        out.append(header(imageName: page.imageName, software: software, version: version))
         write(page, into: &out)
         out.add("  </Layout>\n</alto>\n")
-        return out
+        return out.bytes()
     }
 
     /// `page(page)`, appended to `out`.
-    public static func write(_ page: ExportPage, into out: inout [UInt8]) {
+    public static func write(_ page: ExportPage, into out: inout ByteWriter) {
         let n = page.number
         let language = page.language, mainLanguage = page.languages.first, warped = page.isWarped
         out.add("    <Page ID=\"page_")
@@ -90,7 +89,7 @@ public enum ALTO {
                 out.add("\"")
             }
             out.add(" LANG=\"")
-            out.append(contentsOf: language.utf8)
+            out.append(language)
             out.add("\">\n")
             if warped { shape(block.box, page, indent: 10, into: &out) }
             for paragraph in block.paragraphs {
@@ -157,7 +156,7 @@ public enum ALTO {
         out.add("      </PrintSpace>\n    </Page>\n")
     }
 
-    static func position(_ r: Rect, into out: inout [UInt8]) {
+    static func position(_ r: Rect, into out: inout ByteWriter) {
         out.add("HPOS=\"")
         out.add(r.x)
         out.add("\" VPOS=\"")
@@ -169,7 +168,7 @@ public enum ALTO {
         out.add("\"")
     }
 
-    static func shape(_ box: Rect, _ page: ExportPage, indent: Int, into out: inout [UInt8]) {
+    static func shape(_ box: Rect, _ page: ExportPage, indent: Int, into out: inout ByteWriter) {
         for _ in 0..<indent { out.append(UInt8(ascii: " ")) }
         out.add("<Shape><Polygon POINTS=\"")
         out.add(polygon: box, of: page, inner: UInt8(ascii: ","))
@@ -178,12 +177,12 @@ public enum ALTO {
 
     /// A number as XML writes it: "90", "1.5" (no exponent, no trailing zeros; at most three decimals).
     static func number(_ value: Double) -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 16)
         write(number: value, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return String(decoding: out.bytes(), as: UTF8.self)
     }
 
-    static func write(number value: Double, into out: inout [UInt8]) {
+    static func write(number value: Double, into out: inout ByteWriter) {
         let thousandths = Int((value * 1000).rounded())
         if thousandths < 0 { out.add("-") }
         out.add(abs(thousandths) / 1000)
@@ -207,12 +206,12 @@ public enum ALTO {
 
     /// A number in [0, 1] (clamped) with three decimals: "0.953".
     static func format3(_ value: Double) -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 16)
         write(thousandths: value, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return String(decoding: out.bytes(), as: UTF8.self)
     }
 
-    static func write(thousandths value: Double, into out: inout [UInt8]) {
+    static func write(thousandths value: Double, into out: inout ByteWriter) {
         let clamped = min(1, max(0, value))
         let thousandths = Int((clamped * 1000).rounded())
         out.add(thousandths / 1000)

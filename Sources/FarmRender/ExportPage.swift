@@ -50,12 +50,15 @@ public struct ExportPage: Sendable {
     public func bounds(_ box: Rect) -> Rect {
         let (a, b, c, d) = corners(box)
         var minX = a.x, maxX = a.x, minY = a.y, maxY = a.y
-        for corner in [b, c, d] {
+        func include(_ corner: Point) {
             if corner.x < minX { minX = corner.x }
             if maxX < corner.x { maxX = corner.x }
             if corner.y < minY { minY = corner.y }
             if maxY < corner.y { maxY = corner.y }
         }
+        include(b)
+        include(c)
+        include(d)
         let left = clampedX(minX), right = clampedX(maxX)
         let top = clampedY(minY), bottom = clampedY(maxY)
         return Rect(x: left, y: top, width: max(0, right - left), height: max(0, bottom - top))
@@ -71,6 +74,15 @@ public struct ExportPage: Sendable {
     /// left out, and lines left with no words: the formats space words themselves, a word must have content (ALTO's
     /// CONTENT) and an ALTO line a String.
     static func trimmedWords(_ result: PageResult) -> PageResult {
+        // Nearly every page has nothing to trim: it is then kept as it is, without copying its lines.
+        let untouched = result.blocks.allSatisfy { block in
+            block.paragraphs.allSatisfy { paragraph in
+                paragraph.lines.allSatisfy { line in
+                    !line.words.isEmpty && line.words.allSatisfy { Scripts.hasTrimmedASCIIEnds($0.text) }
+                }
+            }
+        }
+        if untouched { return result }
         var trimmed = result
         for b in trimmed.blocks.indices {
             for p in trimmed.blocks[b].paragraphs.indices {
@@ -97,6 +109,12 @@ public struct ExportPage: Sendable {
         let scale = (abs(page.area) / Double(result.width * result.height)).squareRoot()
         guard scale > 0 else { return result }
         let minimum = Int((2 / scale).rounded(.up))
+        let large = result.blocks.allSatisfy { block in
+            block.paragraphs.allSatisfy { paragraph in
+                paragraph.lines.allSatisfy { line in line.words.allSatisfy { $0.box.width >= minimum && $0.box.height >= minimum } }
+            }
+        }
+        if large { return result }
         var grown = result
         grown.updateLines { line in
             for index in line.words.indices {

@@ -24,23 +24,22 @@ public enum HOCR {
     /// One `ocr_page` div. Boxes are in the original image; `poly` gives the exact quadrilateral when the page
     /// was warped or turned.
     public static func page(_ page: ExportPage) -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 1024 + 200 * page.wordCount)
         write(page, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return String(decoding: out.bytes(), as: UTF8.self)
     }
 
     /// The whole one-page document (`header`, `page`, `footer`) as UTF-8.
     public static func document(_ page: ExportPage, system: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(2048 + 200 * page.wordCount)
-        out.append(contentsOf: header(system: system).utf8)
+        var out = ByteWriter(capacity: 2048 + 200 * page.wordCount)
+        out.append(header(system: system))
         write(page, into: &out)
         out.add(" </body>\n</html>\n")
-        return out
+        return out.bytes()
     }
 
     /// `page(page)`, appended to `out`.
-    public static func write(_ page: ExportPage, into out: inout [UInt8]) {
+    public static func write(_ page: ExportPage, into out: inout ByteWriter) {
         let n = page.number
         let language = page.language, mainLanguage = page.languages.first
         out.add("  <div class='ocr_page' id='page_")
@@ -78,7 +77,7 @@ public enum HOCR {
                 out.add("_")
                 out.add(paragraph)
                 out.add("' lang='")
-                out.append(contentsOf: language.utf8)
+                out.append(language)
                 out.add("' title='")
                 geometry(par.box, page.bounds(of: par), page, into: &out)
                 textAngle(par.box, page, into: &out)
@@ -125,7 +124,7 @@ public enum HOCR {
     }
 
     /// `bbox` is `bounds` (a line's is the union of its words'); `poly` the box's own quadrilateral.
-    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage, into out: inout [UInt8]) {
+    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage, into out: inout ByteWriter) {
         out.add("bbox ")
         out.add(edges: r)
         if page.isWarped {
@@ -136,7 +135,7 @@ public enum HOCR {
 
     /// `; textangle A` (degrees counterclockwise, as Tesseract writes it for turned text) where the text does not
     /// run along the image's x axis: readers (OCRmyPDF's renderer) lay the line's words along it.
-    static func textAngle(_ box: Rect, _ page: ExportPage, into out: inout [UInt8]) {
+    static func textAngle(_ box: Rect, _ page: ExportPage, into out: inout ByteWriter) {
         let angle = page.textAngle(of: box)
         guard angle != 0 else { return }
         out.add("; textangle ")

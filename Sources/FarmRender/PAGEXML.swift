@@ -15,20 +15,19 @@ public enum PAGEXML {
     public static func bytes(_ page: ExportPage, creator: String, created: Double) -> [UInt8] {
         let time = Clock.iso8601(created)
         let n = page.number
-        var out: [UInt8] = []
-        out.reserveCapacity(2048 + 300 * page.wordCount)
+        var out = ByteWriter(capacity: 2048 + 300 * page.wordCount)
         out.add("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PcGts xmlns=\"")
-        out.append(contentsOf: namespace.utf8)
+        out.append(namespace)
         out.add("\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"")
-        out.append(contentsOf: namespace.utf8)
+        out.append(namespace)
         out.add(" ")
-        out.append(contentsOf: namespace.utf8)
+        out.append(namespace)
         out.add("/pagecontent.xsd\">\n  <Metadata>\n    <Creator>")
         out.add(escaped: creator)
         out.add("</Creator>\n    <Created>")
-        out.append(contentsOf: time.utf8)
+        out.append(time)
         out.add("</Created>\n    <LastChange>")
-        out.append(contentsOf: time.utf8)
+        out.append(time)
         out.add("</LastChange>\n  </Metadata>\n  <Page imageFilename=\"")
         out.add(escaped: page.imageName)
         out.add("\" imageWidth=\"")
@@ -99,26 +98,34 @@ public enum PAGEXML {
                     }
                     out.add("        <TextEquiv><Unicode>")
                     let textStart = out.count
-                    // `textLine.text`: the words are trimmed already (`ExportPage`).
-                    out.add(escaped: Scripts.join(textLine.words.map(\.text)))
+                    // `textLine.text`: the words are trimmed already (`ExportPage`); words with ASCII ends (nearly
+                    // all) are a space apart, written one by one without making the line.
+                    if textLine.words.allSatisfy({ Scripts.hasTrimmedASCIIEnds($0.text) }) {
+                        for (index, w) in textLine.words.enumerated() {
+                            if index > 0 { out.add(" ") }
+                            out.add(escaped: w.text)
+                        }
+                    } else {
+                        out.add(escaped: Scripts.join(textLine.words.map(\.text)))
+                    }
                     if !firstLine { regionText.append(0x0A) }
                     firstLine = false
-                    regionText.append(contentsOf: out[textStart...])
+                    out.withBytes(from: textStart) { regionText.append(contentsOf: $0) }
                     out.add("</Unicode></TextEquiv>\n      </TextLine>\n")
                 }
             }
             out.add("      <TextEquiv><Unicode>")
-            out.append(contentsOf: regionText)
+            out.append(regionText)
             out.add("</Unicode></TextEquiv>\n    </TextRegion>\n")
         }
         out.add("  </Page>\n</PcGts>\n")
-        return out
+        return out.bytes()
     }
 
     /// ` orientation="A"`: PAGE's angle is the clockwise turn that sets the text upright, in (-180, 180], which is the
     /// text's counterclockwise angle in the image (OCR-D turns the image by −A counterclockwise). Left out at 0
     /// unless `always` (a region on a turned page states its own angle, since OCR-D reads a missing one as 0).
-    static func orientation(_ textAngle: Double, always: Bool = false, into out: inout [UInt8]) {
+    static func orientation(_ textAngle: Double, always: Bool = false, into out: inout ByteWriter) {
         guard textAngle != 0 || always else { return }
         out.add(" orientation=\"")
         ALTO.write(number: textAngle > 180 ? textAngle - 360 : textAngle, into: &out)

@@ -89,7 +89,15 @@ extension PageArtifacts {
         let open = Array(opening.utf8), close = Array(closing.utf8)
         guard let start = firstRange(of: open, in: rendering, from: 0)?.upperBound,
               let end = firstRange(of: close, in: rendering, from: start)?.lowerBound else { return rendering }
-        return Array(rendering[..<start]) + Array(XML.escaped(imageName).utf8) + Array(rendering[end...])
+        // One array, filled once: a rendering is a few hundred KB and every exported page's is pointed.
+        var name = ByteWriter(capacity: imageName.utf8.count + 16)
+        XML.escape(imageName, into: &name)
+        var pointed: [UInt8] = []
+        pointed.reserveCapacity(rendering.count - (end - start) + name.count)
+        pointed.append(contentsOf: rendering[..<start])
+        name.withBytes(from: 0) { pointed.append(contentsOf: $0) }
+        pointed.append(contentsOf: rendering[end...])
+        return pointed
     }
 
     private static func firstRange(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Range<Int>? {

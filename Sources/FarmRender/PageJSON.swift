@@ -5,8 +5,7 @@ import FarmCore
 /// text it makes. `PageArtifactsTests` holds the two to the same bytes.
 enum PageJSON {
     static func bytes(source: String, page: Int, result r: PageResult) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024 + r.text.utf8.count * 2 + 240 * r.blocks.reduce(0) { count, block in
+        var out = ByteWriter(capacity: 1024 + r.text.utf8.count * 2 + 360 * r.blocks.reduce(0) { count, block in
             count + block.paragraphs.reduce(0) { $0 + $1.lines.reduce(0) { $0 + $1.words.count } }
         })
         out.add("{\"version\":")
@@ -55,7 +54,7 @@ enum PageJSON {
                     out.add("{\"box\":")
                     write(line.box, into: &out)
                     out.add(",\"text\":")
-                    JSON.write(line.text, into: &out)
+                    write(text: line, into: &out)
                     out.add("}")
                 }
             }
@@ -70,15 +69,15 @@ enum PageJSON {
         }
         if let toOriginal = r.toOriginal {
             out.add(",\"to_original\":")
-            toOriginal.json.write(into: &out)
+            out.append(toOriginal.json.bytes)
         }
         if r.findings != .null {
             out.add(",\"stages\":")
-            r.findings.write(into: &out)
+            out.append(r.findings.bytes)
         }
         if let quality = r.quality {
             out.add(",\"quality\":")
-            quality.json.write(into: &out)
+            out.append(quality.json.bytes)
         }
         out.add(",\"timings_ms\":{")
         for (index, timing) in r.timings.enumerated() {
@@ -88,11 +87,11 @@ enum PageJSON {
             JSON.write(timing.milliseconds, places: 1, into: &out)
         }
         out.add("}}")
-        return out
+        return out.bytes()
     }
 
     /// A word as `Word.json` has it, with its corners in the original image (`original`) when the page was corrected.
-    private static func write(_ word: Word, of result: PageResult, into out: inout [UInt8]) {
+    private static func write(_ word: Word, of result: PageResult, into out: inout ByteWriter) {
         out.add("{\"text\":")
         JSON.write(word.text, into: &out)
         out.add(",\"box\":")
@@ -119,21 +118,42 @@ enum PageJSON {
             let box = word.box
             let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
             out.add(",\"original\":[")
-            for (index, corner) in [Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)].enumerated() {
-                let point = toOriginal.apply(corner)
-                out.add(index > 0 ? ",[" : "[")
-                JSON.write(point.x, places: 1, into: &out)
-                out.add(",")
-                JSON.write(point.y, places: 1, into: &out)
-                out.add("]")
-            }
+            corner(toOriginal.apply(Point(x0, y0)), into: &out)
+            out.add(",")
+            corner(toOriginal.apply(Point(x1, y0)), into: &out)
+            out.add(",")
+            corner(toOriginal.apply(Point(x1, y1)), into: &out)
+            out.add(",")
+            corner(toOriginal.apply(Point(x0, y1)), into: &out)
             out.add("]")
         }
         out.add("}")
     }
 
+    /// `line.text` as a JSON string. When every word has ASCII ends and nothing to trim (nearly every line), the
+    /// text is the words a space apart (`Scripts.join`): written word by word, without making it.
+    private static func write(text line: Line, into out: inout ByteWriter) {
+        guard line.words.allSatisfy({ Scripts.hasTrimmedASCIIEnds($0.text) }) else { return JSON.write(line.text, into: &out) }
+        out.add("\"")
+        for (index, word) in line.words.enumerated() {
+            if index > 0 { out.add(" ") }
+            JSON.writeEscaped(word.text, into: &out)
+        }
+        out.add("\"")
+    }
+
+    /// [x, y] to a tenth.
+    @inline(__always)
+    private static func corner(_ point: Point, into out: inout ByteWriter) {
+        out.add("[")
+        JSON.write(point.x, places: 1, into: &out)
+        out.add(",")
+        JSON.write(point.y, places: 1, into: &out)
+        out.add("]")
+    }
+
     /// [x, y, width, height]
-    private static func write(_ box: Rect, into out: inout [UInt8]) {
+    private static func write(_ box: Rect, into out: inout ByteWriter) {
         out.add("[")
         JSON.write(box.x, into: &out)
         out.add(",")

@@ -93,4 +93,43 @@ struct JSONTests {
     func invalidUTF8() {
         #expect(throws: JSONParseError.self) { try JSON.parse([0x22, 0xFF, 0xFE, 0x22]) }
     }
+
+    @Test("a string reads back exactly when String(validating:) takes its bytes, in values and in keys", arguments: [
+        [0x41, 0x62], [0xC3, 0xA9], [0xE4, 0xB8, 0xAD, 0x41], [0xEF, 0xBF, 0xBD], [0xF0, 0x9F, 0x98, 0x80],
+        [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x41, 0xF5, 0x80, 0x80, 0x80], [0x80], [0xF0, 0x9F, 0x98],
+    ] as [[UInt8]])
+    func validation(_ bytes: [UInt8]) throws {
+        let expected = String(validating: bytes, as: UTF8.self)
+        let value = try? JSON.parse([0x22] + bytes + [0x22])
+        #expect(value == expected.map { JSON.string($0) })
+        // As a key read by its bytes (JSONReader.object(keyBytes:)): the same bytes, or the same refusal.
+        var reader = JSONReader([0x7B, 0x22] + bytes + Array("\":1}".utf8))
+        var keys: [[UInt8]] = []
+        let read: Void? = try? reader.object(keyBytes: { reader, key in
+            keys.append(Array(key))
+            _ = try reader.int()
+        })
+        #expect((read != nil) == (expected != nil))
+        if expected != nil { #expect(keys == [bytes]) }
+    }
+
+    @Test("keys read by their bytes are the keys object(_:) reads, escapes decoded")
+    func keyBytes() throws {
+        let text = Array(#"{"t": 1, "caf\u00e9": 2, "a\"b": 3, "中": 4, "": 5}"#.utf8)
+        var byString = JSONReader(text), byBytes = JSONReader(text)
+        var strings: [String] = [], bytes: [String] = [], values: [Int] = []
+        try byString.object { reader, key in
+            strings.append(key)
+            _ = try reader.int()
+        }
+        try byBytes.object(keyBytes: { reader, key in
+            bytes.append(String(decoding: key, as: UTF8.self))
+            values.append(try reader.int())
+        })
+        #expect(strings == ["t", "café", "a\"b", "中", ""])
+        #expect(bytes == strings)
+        #expect(values == [1, 2, 3, 4, 5])
+        let atEnd = byBytes.isAtEnd()
+        #expect(atEnd)
+    }
 }

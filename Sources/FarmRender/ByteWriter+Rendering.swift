@@ -1,13 +1,8 @@
 import FarmCore
 
-/// The renderers write their documents as UTF-8 bytes appended in place: every page is rendered at export (render
-/// on demand), so no String is built per element and nothing is allocated per word.
-extension Array where Element == UInt8 {
-    @inline(__always)
-    mutating func add(_ text: StaticString) {
-        text.withUTF8Buffer { append(contentsOf: $0) }
-    }
-
+/// The renderers write their documents as UTF-8 bytes appended in place (`ByteWriter`): every page is rendered at
+/// export (render on demand), so no String is built per element and nothing is allocated per word.
+extension ByteWriter {
     /// A rectangle's left, top, right and bottom, a space between them (hOCR's `bbox`).
     mutating func add(edges r: Rect) {
         add(r.x); append(UInt8(ascii: " ")); add(r.y); append(UInt8(ascii: " ")); add(r.maxX); append(UInt8(ascii: " ")); add(r.maxY)
