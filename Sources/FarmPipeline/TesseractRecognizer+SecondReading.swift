@@ -39,14 +39,8 @@ struct ReadingStrength {
         var weakLines: [Bool] = []
         var weakCharacters = 0, characters = 0
         for line in recognition.lines {
-            let lengths = line.words.map { max(1, $0.text.count) }
-            let total = lengths.reduce(0, +)
-            let confidence = total > 0 ? zip(line.words, lengths).map { $0.confidence * Double($1) }.reduce(0, +) / Double(total) : 0
-            // Words of three letters or more that are not numbers: the ones a dictionary can vouch for.
-            let checkable = line.words.filter { !$0.isNumeric && $0.text.filter(\.isLetter).count >= 3 }
-            let share = checkable.isEmpty ? 1 : Double(checkable.filter(\.isFromDictionary).count) / Double(checkable.count)
-            let weak = confidence < Self.weakConfidence
-                || (usesDictionary && checkable.count >= 2 && share < Self.weakDictionaryShare)
+            let (weak, total) = Self.weakness(line.words.map { ($0.text, $0.confidence, $0.isNumeric, $0.isFromDictionary) },
+                                              usesDictionary: usesDictionary)
             weakLines.append(weak)
             characters += total
             if weak { weakCharacters += total }
@@ -61,13 +55,23 @@ struct ReadingStrength {
     /// the check a second reading must pass before it stands in for the first. Without Tesseract's numeric flag, a
     /// checkable word is one of three letters or more and no digit (as the quality figure counts them).
     static func isWeak(_ words: [Word], usesDictionary: Bool) -> Bool {
+        weakness(words.map { ($0.text, $0.confidence, $0.text.contains(where: \.isNumber), $0.fromDictionary) },
+                 usesDictionary: usesDictionary).weak
+    }
+
+    /// Whether a line of `words` is weak: its confidence (weighted by the words' lengths) below `weakConfidence`,
+    /// or, with a dictionary, two checkable words or more (three letters or more, not numbers: the ones a dictionary
+    /// can vouch for) of which less than `weakDictionaryShare` are in it; and its characters (a word counts one at
+    /// least). A line without words is weak.
+    private static func weakness(_ words: [(text: String, confidence: Double, isNumeric: Bool, fromDictionary: Bool)],
+                                 usesDictionary: Bool) -> (weak: Bool, characters: Int) {
         let lengths = words.map { max(1, $0.text.count) }
         let total = lengths.reduce(0, +)
-        guard total > 0 else { return true }
-        let confidence = zip(words, lengths).map { $0.confidence * Double($1) }.reduce(0, +) / Double(total)
-        let checkable = words.filter { !$0.text.contains(where: \.isNumber) && $0.text.filter(\.isLetter).count >= 3 }
+        let confidence = total > 0 ? zip(words, lengths).map { $0.confidence * Double($1) }.reduce(0, +) / Double(total) : 0
+        let checkable = words.filter { !$0.isNumeric && $0.text.filter(\.isLetter).count >= 3 }
         let share = checkable.isEmpty ? 1 : Double(checkable.filter(\.fromDictionary).count) / Double(checkable.count)
-        return confidence < weakConfidence || (usesDictionary && checkable.count >= 2 && share < weakDictionaryShare)
+        let weak = confidence < weakConfidence || (usesDictionary && checkable.count >= 2 && share < weakDictionaryShare)
+        return (weak, total)
     }
 
     var weakShare: Double { characters > 0 ? Double(weakCharacters) / Double(characters) : 0 }
