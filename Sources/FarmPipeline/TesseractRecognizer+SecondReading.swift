@@ -314,10 +314,11 @@ extension TesseractRecognizer {
     /// region is a group of lines of both readings that share a row (they overlap horizontally and by more than
     /// half the lower one's height vertically, transitively), and it keeps the lines of the reading whose words are
     /// surer all together (`sureness`), provided the other reading has more characters in strong lines (lines not
-    /// weak by `ReadingStrength.isWeak`) than the first has in the region. Of two readings weak throughout, the
-    /// engine's confidence picks the one it happens to rate higher: that is no better text (an upside-down page read
-    /// as it lies, a photo's background), and it would raise the very figures (the page's confidence and quality
-    /// figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
+    /// weak by `ReadingStrength.isWeak`) than the first has in the region, or the two agree on most of the region's
+    /// words (`agreement`: then both read the same print, and the surer one reads it better). Of two readings weak
+    /// throughout that do not agree, the engine's confidence picks the one it happens to rate higher: that is no
+    /// better text (an upside-down page read as it lies, a photo's background), and it would raise the very figures
+    /// (the page's confidence and quality figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
     /// Lines of `other` that share no row with a line of the first reading are added when they are confident and
     /// overlap no word already read.
     func chooseRegions(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],
