@@ -285,16 +285,40 @@ extension TesseractRecognizer {
         }
     }
 
+    /// The share of words two readings of a region must have in common (`agreement`) to be taken for readings of the
+    /// same print.
+    static let agreeingShare = 0.5
+
+    /// The share of the words of the reading with fewer words that the other reading also has (as a multiset; words
+    /// compared by their letters and digits, case folded; only words of two such characters or more count). 0 when
+    /// either reading has fewer than two such words: one word read alike is no evidence.
+    static func agreement(_ a: [Word], _ b: [Word]) -> Double {
+        func counted(_ words: [Word]) -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for word in words {
+                let key = String(word.text.filter { $0.isLetter || $0.isNumber }).lowercased()
+                if key.count >= 2 { counts[key, default: 0] += 1 }
+            }
+            return counts
+        }
+        let x = counted(a), y = counted(b)
+        let smaller = min(x.values.reduce(0, +), y.values.reduce(0, +))
+        guard smaller >= 2 else { return 0 }
+        let common = x.reduce(0) { $0 + min($1.value, y[$1.key] ?? 0) }
+        return Double(common) / Double(smaller)
+    }
+
     /// Takes from `other` (a whole-page reading of another picture of the page, in the page's coordinates) each
     /// region it read surer than the first reading. The two readings may cut the same print into lines differently
     /// (a row split in two, a column read as its own block, a line lost), so lines are not matched one to one: a
     /// region is a group of lines of both readings that share a row (they overlap horizontally and by more than
     /// half the lower one's height vertically, transitively), and it keeps the lines of the reading whose words are
     /// surer all together (`sureness`), provided the other reading has more characters in strong lines (lines not
-    /// weak by `ReadingStrength.isWeak`) than the first has in the region. Of two readings weak throughout, the
-    /// engine's confidence picks the one it happens to rate higher: that is no better text (an upside-down page read
-    /// as it lies, a photo's background), and it would raise the very figures (the page's confidence and quality
-    /// figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
+    /// weak by `ReadingStrength.isWeak`) than the first has in the region, or the two agree on most of the region's
+    /// words (`agreement`: then both read the same print, and the surer one reads it better). Of two readings weak
+    /// throughout that do not agree, the engine's confidence picks the one it happens to rate higher: that is no
+    /// better text (an upside-down page read as it lies, a photo's background), and it would raise the very figures
+    /// (the page's confidence and quality figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
     /// Lines of `other` that share no row with a line of the first reading are added when they are confident and
     /// overlap no word already read.
     func chooseRegions(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],
@@ -338,7 +362,11 @@ extension TesseractRecognizer {
                 lines.filter { !ReadingStrength.isWeak($0.words, usesDictionary: usesDictionary) }
                     .reduce(0) { $0 + $1.words.reduce(0) { $0 + $1.text.filter { $0.isLetter || $0.isNumber }.count } }
             }
+            // Or the two readings agree: most words of the shorter one are read alike by the other. Two readings of the
+            // same print agree on most of its words whatever language it is in (a receipt's Malay item names are in no
+            // dictionary, and so never strong); two readings of garble rarely agree on any.
             guard strongCharacters(group.other.map { others[$0] }) > strongCharacters(group.first.map { firstLines[$0] })
+                    || Self.agreement(first, theirWords) >= Self.agreeingShare
             else { continue }
             let mine = Self.sureness(first), theirs = Self.sureness(theirWords)
             // Surer by more than the readings of the same print differ by: `surerMargin` points on each character.

@@ -119,6 +119,20 @@ struct SecondReadingTests {
         #expect(TesseractRecognizer.sureness(cut + noise) < TesseractRecognizer.sureness(cut))
     }
 
+    @Test("agreement: two readings of the same print share most words (case and marks aside); garble shares none")
+    func agreementCounts() {
+        func words(_ texts: String...) -> [Word] {
+            texts.map { Word(text: $0, box: Rect(x: 0, y: 0, width: 10, height: 10), confidence: 60, candidates: [],
+                             language: "eng", fromDictionary: false) }
+        }
+        let first = words("706", "BINTANG", "TEPUNG", "JAGUNG", "4", "s")
+        let other = words("706", "Bintang", "TEPUNG", "JAGUNG,", "4", "RM1.35")
+        #expect(TesseractRecognizer.agreement(first, other) >= TesseractRecognizer.agreeingShare)
+        #expect(TesseractRecognizer.agreement(words("iuoq", "ʇxǝʇ", "ldq"), words("uol", "pxa", "lbd")) == 0)
+        // One word read alike is no evidence.
+        #expect(TesseractRecognizer.agreement(words("TOTAL"), words("TOTAL", "8.70")) == 0)
+    }
+
     @Test("a real dot-matrix receipt that reads as nothing is read with its dots joined, and its findings say so")
     func dotMatrixReceipt() throws {
         let truth = try String(contentsOfFile: Fixtures.path("reread/sroie-600-dots.gt.txt"), encoding: .utf8)
