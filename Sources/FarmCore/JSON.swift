@@ -126,7 +126,7 @@ extension JSON {
         guard value.isFinite else { return out.append(literal: "null") }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
-        let scaled = (value * scale).rounded()
+        let scaled = (value * scale).roundedHalfAway
         // Fixed point by integer arithmetic: the value is `units / 10^places`, correctly rounded (both exact doubles);
         // below 10^15 units that decimal is the shortest that reads back as it, which is what `String(Double)` (and
         // so `write(number:)`) writes, trailing zeros dropped, as long as it has no exponent (|value| ≥ 0.0001).
@@ -447,25 +447,90 @@ private struct JSONParser {
     /// Powers of ten that doubles hold exactly.
     private static let exactPowers: [Double] = (0...22).map { p in (0..<p).reduce(1.0) { r, _ in r * 10 } }
 
-    /// `digits.digits` (confidences, timings: most fractions) without making its text: at most 15 digits make a whole
-    /// number the double holds exactly, and one division by an exact power of ten rounds correctly, as `Double(text)`
-    /// does; nil for any other form.
+    /// Powers of five that fit in 63 bits (5^0 … 5^27): the divisors of `decimal` past `exactPowers`.
+    private static let powersOfFive: [UInt64] = (0...27).map { p in (0..<p).reduce(UInt64(1)) { r, _ in r * 5 } }
+
+    /// A number without its sign (`digits[.digits][e[±]digits]`, where JSON's numbers with a fraction or an exponent
+    /// are: confidences, timings, the map to the original) read without making its text, to the double `Double(text)`
+    /// (strtod) reads: the nearest, ties to even. Its significant digits, at most 19, make a whole number `w` held
+    /// exactly, and the value is `w·10^e`. With `w` ≤ 2^53 and |e| ≤ 22 one multiplication or division by an exact
+    /// power of ten rounds correctly (Clinger's fast path); a model's doubles are written in full (17 digits), so
+    /// otherwise, for −27 ≤ e < 0, `w / 5^-e` is divided in integers to 64 bits of quotient, the remainder folded
+    /// into its last bit, rounded once to 53 bits, and scaled by 2^e exactly (the result is far from subnormal).
+    /// nil for any other form or range (read by `Double(text)`).
     private func decimal(_ range: Range<Int>) -> Double? {
-        guard range.count <= 16 else { return nil }
-        var mantissa: Int64 = 0, point = -1
-        for i in range {
-            let byte = bytes[i]
-            if byte == UInt8(ascii: ".") {
-                guard point < 0 else { return nil }
-                point = i
-            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                mantissa = mantissa * 10 + Int64(byte - UInt8(ascii: "0"))
-            } else {
-                return nil
-            }
+        var index = range.lowerBound
+        let end = range.upperBound
+        var w: UInt64 = 0, significant = 0, fractionDigits = 0, integerDigits = 0
+        while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+            let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
+            if significant > 0 || digit != 0 { significant += 1 }
+            w = w &* 10 &+ digit
+            integerDigits += 1
+            index += 1
         }
-        guard point > range.lowerBound && point < range.upperBound - 1 else { return nil }
-        return Double(mantissa) / Self.exactPowers[range.upperBound - 1 - point]
+        guard integerDigits > 0 else { return nil }
+        if index < end && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+                let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
+                if significant > 0 || digit != 0 { significant += 1 }
+                w = w &* 10 &+ digit
+                fractionDigits += 1
+                index += 1
+            }
+            guard fractionDigits > 0 else { return nil }
+        }
+        // More than 19 significant digits may not fit in 64 bits (checked before `w` is used).
+        guard significant <= 19 else { return nil }
+        var exponent = 0
+        if index < end && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            var negative = false
+            if index < end && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                negative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            var digits = 0
+            while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+                exponent = exponent * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                digits += 1
+                guard digits <= 4 else { return nil }
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            if negative { exponent = -exponent }
+        }
+        guard index == end else { return nil }
+        if w == 0 { return 0 }
+        let e = exponent - fractionDigits
+        if e == 0 { return Double(w) }
+        if w <= 1 << 53 && e >= -22 && e <= 22 {
+            return e > 0 ? Double(w) * Self.exactPowers[e] : Double(w) / Self.exactPowers[-e]
+        }
+        guard e < 0 && e >= -27 else { return nil }
+        let divisor = Self.powersOfFive[-e]
+        // (w << shift) / divisor has 64 bits: w < 2^lw and divisor ≥ 2^(ld-1) keep it below 2^64 (the division does
+        // not overflow), w ≥ 2^(lw-1) and divisor < 2^ld keep it above 2^62, and one more bit lifts it past 2^63.
+        let lw = 64 - w.leadingZeroBitCount, ld = 64 - divisor.leadingZeroBitCount
+        var shift = 63 + ld - lw
+        var (quotient, remainder) = divisor.dividingFullWidth(Self.shifted(w, by: shift))
+        if quotient < 1 << 63 {
+            shift += 1
+            (quotient, remainder) = divisor.dividingFullWidth(Self.shifted(w, by: shift))
+        }
+        // The bits below the 53 kept are 11 of the quotient and the remainder: a remainder makes an exact half more
+        // than half, which the quotient's last bit says (it is below the rounding bit).
+        if remainder != 0 { quotient |= 1 }
+        return Double(sign: .plus, exponent: e - shift, significand: Double(quotient))
+    }
+
+    /// `value · 2^shift` (shift < 128, the product below 2^128) as the (high, low) halves `dividingFullWidth` takes.
+    @inline(__always)
+    private static func shifted(_ value: UInt64, by shift: Int) -> (high: UInt64, low: UInt64) {
+        if shift == 0 { return (0, value) }
+        if shift < 64 { return (value >> (64 - shift), value << shift) }
+        return (value << (shift - 64), 0)
     }
 
     mutating func hex4() throws(JSONParseError) -> UInt32 {

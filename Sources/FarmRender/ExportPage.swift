@@ -18,6 +18,10 @@ public struct ExportPage: Sendable {
     public let languages: [String]
     /// The words of `result`, to size the documents rendered from it.
     public let wordCount: Int
+    /// Every box of `result` in the original image (`Mapped`), mapped once for all the formats rendered from the
+    /// page (each maps a word's box up to four times): the blocks by their index, the paragraphs, lines and words in
+    /// reading order, across the blocks (their number on the page less one).
+    private(set) var blockBoxes: [Mapped], paragraphBoxes: [Mapped], lineBoxes: [Mapped], wordBoxes: [Mapped]
 
     /// `result`'s boxes are made to hold their children (`PageResult.enclosingBoxes`) before rendering.
     public init(result: PageResult, imageName: String, number: Int, languages: [String] = ["eng"]) {
@@ -26,6 +30,50 @@ public struct ExportPage: Sendable {
         self.imageName = imageName
         self.number = number
         self.languages = languages
+        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = ([], [], [], [])
+        mapBoxes()
+    }
+
+    /// A box in the original image: `bounds`, its bounding rectangle there (`bounds(_:)` for a word, the union of
+    /// its children's for a block, paragraph or line: `bounds(of:)`), and `polygon`, the corners of its own box
+    /// (`polygon(_:)`).
+    struct Mapped {
+        var bounds: Rect
+        var polygon: (x0: Int, y0: Int, x1: Int, y1: Int, x2: Int, y2: Int, x3: Int, y3: Int)
+    }
+
+    private mutating func mapBoxes() {
+        func mapped(_ box: Rect, bounds: Rect? = nil) -> Mapped {
+            let (a, b, c, d) = corners(box)
+            return Mapped(bounds: bounds ?? self.bounds(box),
+                          polygon: (clampedX(a.x), clampedY(a.y), clampedX(b.x), clampedY(b.y), clampedX(c.x), clampedY(c.y),
+                                    clampedX(d.x), clampedY(d.y)))
+        }
+        var blocks: [Mapped] = [], paragraphs: [Mapped] = [], lines: [Mapped] = [], words: [Mapped] = []
+        blocks.reserveCapacity(result.blocks.count)
+        words.reserveCapacity(wordCount)
+        for block in result.blocks {
+            var blockUnion: Rect?
+            for paragraph in block.paragraphs {
+                var paragraphUnion: Rect?
+                for line in paragraph.lines {
+                    var lineUnion: Rect?
+                    for word in line.words {
+                        let box = mapped(word.box)
+                        words.append(box)
+                        lineUnion = lineUnion?.union(box.bounds) ?? box.bounds
+                    }
+                    let lineBox = mapped(line.box, bounds: lineUnion)
+                    lines.append(lineBox)
+                    paragraphUnion = paragraphUnion?.union(lineBox.bounds) ?? lineBox.bounds
+                }
+                let paragraphBox = mapped(paragraph.box, bounds: paragraphUnion)
+                paragraphs.append(paragraphBox)
+                blockUnion = blockUnion?.union(paragraphBox.bounds) ?? paragraphBox.bounds
+            }
+            blocks.append(mapped(block.box, bounds: blockUnion))
+        }
+        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = (blocks, paragraphs, lines, words)
     }
 
     /// Size of the original image (the recognized page's when the page was not corrected).
@@ -172,7 +220,7 @@ public struct ExportPage: Sendable {
         let start = toOriginal.apply(Point(Double(box.x), middle)), end = toOriginal.apply(Point(Double(box.maxX), middle))
         // y runs down in images: a line running up the image has a positive angle.
         let degrees = atan2(start.y - end.y, end.x - start.x) * 180 / .pi
-        let tenths = Int((degrees * 10).rounded())
+        let tenths = Int((degrees * 10).roundedHalfAway)
         return Double(((tenths % 3600) + 3600) % 3600) / 10
     }
 
@@ -200,8 +248,8 @@ public struct ExportPage: Sendable {
     }
 
     /// A coordinate of the original image as a whole pixel inside it.
-    func clampedX(_ value: Double) -> Int { min(imageWidth, max(0, Int(value.rounded()))) }
-    func clampedY(_ value: Double) -> Int { min(imageHeight, max(0, Int(value.rounded()))) }
+    func clampedX(_ value: Double) -> Int { min(imageWidth, max(0, Int(value.roundedHalfAway))) }
+    func clampedY(_ value: Double) -> Int { min(imageHeight, max(0, Int(value.roundedHalfAway))) }
 }
 
 extension Homography {
