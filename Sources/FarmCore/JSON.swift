@@ -132,6 +132,23 @@ extension JSON {
         // so `write(number:)`) writes, trailing zeros dropped, as long as it has no exponent (|value| ≥ 0.0001).
         guard places > 0 && places <= 4 && abs(scaled) < 1e15 else { return write(number: scaled / scale, into: &out) }
         let units = Int(scaled)
+        // Tenths and hundredths (corners, confidences: a dozen numbers a word) with constant divisors.
+        if places <= 2 {
+            let magnitude = units.magnitude
+            let whole = places == 1 ? magnitude / 10 : magnitude / 100
+            let fraction = places == 1 ? magnitude % 10 : magnitude % 100
+            if units < 0 && (whole != 0 || fraction != 0) { out.append(UInt8(ascii: "-")) }
+            out.append(decimal: Int(whole))
+            guard fraction != 0 else { return }
+            out.append(UInt8(ascii: "."))
+            if places == 1 || fraction % 10 == 0 {
+                out.append(UInt8(ascii: "0") + UInt8(places == 1 ? fraction : fraction / 10))
+            } else {
+                out.append(UInt8(ascii: "0") + UInt8(fraction / 10))
+                out.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+            }
+            return
+        }
         var divisor = 1
         for _ in 0..<places { divisor *= 10 }
         var fraction = abs(units % divisor)
@@ -552,6 +569,20 @@ private struct JSONParser {
     }
 
     mutating func number() throws(JSONParseError) -> JSON {
+        switch try scalar() {
+        case .int(let value): .int(value)
+        case .double(let value): .double(value)
+        }
+    }
+
+    /// A number as `number()` reads it, without its `JSON` (whose copies are a switch over every kind of value): the
+    /// reader of a page model takes tens of thousands a page.
+    enum Scalar {
+        case int(Int64)
+        case double(Double)
+    }
+
+    mutating func scalar() throws(JSONParseError) -> Scalar {
         let start = index
         var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -694,14 +725,23 @@ public struct JSONReader {
 
     /// A number, as `doubleValue`; anything else is an error.
     public mutating func double() throws(JSONParseError) -> Double {
-        guard let value = try number().doubleValue else { throw parser.fail("expected a number") }
-        return value
+        switch try number() {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        }
     }
 
     /// A whole number, as `intValue`; anything else is an error.
     public mutating func int() throws(JSONParseError) -> Int {
-        guard let value = try number().intValue else { throw parser.fail("expected an integer") }
-        return value
+        switch try number() {
+        case .int(let value):
+            guard let whole = Int(exactly: value) else { break }
+            return whole
+        case .double(let value):
+            guard value.isFinite && value.rounded() == value && abs(value) < 9e15 else { break }
+            return Int(value)
+        }
+        throw parser.fail("expected an integer")
     }
 
     /// The next value as a tree.
@@ -718,12 +758,12 @@ public struct JSONReader {
 
     private var peek: UInt8? { parser.index < parser.bytes.count ? parser.bytes[parser.index] : nil }
 
-    private mutating func number() throws(JSONParseError) -> JSON {
+    private mutating func number() throws(JSONParseError) -> JSONParser.Scalar {
         parser.skipSpace()
         guard let byte = peek, byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
             throw parser.fail("expected a number")
         }
-        return try parser.number()
+        return try parser.scalar()
     }
 
     private mutating func open(_ bracket: UInt8) throws(JSONParseError) {

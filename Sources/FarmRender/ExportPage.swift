@@ -87,10 +87,11 @@ public struct ExportPage: Sendable {
     /// making an array: called for every box of every format (render on demand renders them at export).
     @inline(__always)
     func corners(_ box: Rect) -> (Point, Point, Point, Point) {
-        let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
-        guard let toOriginal = result.toOriginal else { return (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)) }
-        return (toOriginal.apply(Point(x0, y0)), toOriginal.apply(Point(x1, y0)), toOriginal.apply(Point(x1, y1)),
-                toOriginal.apply(Point(x0, y1)))
+        guard let toOriginal = result.toOriginal else {
+            let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+            return (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
+        }
+        return PointMap(toOriginal).corners(box)
     }
 
     /// The bounding rectangle of a box in the original image, inside the image: the corners of `quad(box)`, in its
@@ -257,5 +258,30 @@ extension Homography {
     var isAxisAligned: Bool {
         let m = self.m
         return abs(m[1]) < 1e-9 && abs(m[3]) < 1e-9 && abs(m[6]) < 1e-12 && abs(m[7]) < 1e-12
+    }
+}
+
+/// A homography's nine numbers held apart (`Homography.m` is an array, read through a call per point): the
+/// renderers map every box of a page, four corners each. `apply` computes what `Homography.apply` does, in the same
+/// order, so the points are the same doubles.
+struct PointMap {
+    let m0, m1, m2, m3, m4, m5, m6, m7, m8: Double
+
+    init(_ homography: Homography) {
+        let m = homography.m
+        (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+    }
+
+    @inline(__always)
+    func apply(_ x: Double, _ y: Double) -> Point {
+        let w = m6 * x + m7 * y + m8
+        return Point((m0 * x + m1 * y + m2) / w, (m3 * x + m4 * y + m5) / w)
+    }
+
+    /// A box's corners, clockwise from top left (`ExportPage.corners`).
+    @inline(__always)
+    func corners(_ box: Rect) -> (Point, Point, Point, Point) {
+        let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+        return (apply(x0, y0), apply(x1, y0), apply(x1, y1), apply(x0, y1))
     }
 }
