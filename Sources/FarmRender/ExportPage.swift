@@ -31,7 +31,7 @@ public struct ExportPage: Sendable {
         self.number = number
         self.languages = languages
         (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = ([], [], [], [])
-        mapBoxes()
+        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = Self.mapBoxes(of: self)
     }
 
     /// A box in the original image: `bounds`, its bounding rectangle there (`bounds(_:)` for a word, the union of
@@ -42,16 +42,20 @@ public struct ExportPage: Sendable {
         var polygon: (x0: Int, y0: Int, x1: Int, y1: Int, x2: Int, y2: Int, x3: Int, y3: Int)
     }
 
-    private mutating func mapBoxes() {
+    /// The boxes of `page` (`blockBoxes`, …), read from the one copy of it given (a mutating method's nested
+    /// function copied the whole page for every box).
+    private static func mapBoxes(of page: ExportPage) -> (blocks: [Mapped], paragraphs: [Mapped], lines: [Mapped], words: [Mapped]) {
         func mapped(_ box: Rect, bounds: Rect? = nil) -> Mapped {
-            let (a, b, c, d) = corners(box)
-            return Mapped(bounds: bounds ?? self.bounds(box),
-                          polygon: (clampedX(a.x), clampedY(a.y), clampedX(b.x), clampedY(b.y), clampedX(c.x), clampedY(c.y),
-                                    clampedX(d.x), clampedY(d.y)))
+            let corners = page.corners(box)
+            let (a, b, c, d) = corners
+            return Mapped(bounds: bounds ?? page.bounds(corners: corners),
+                          polygon: (page.clampedX(a.x), page.clampedY(a.y), page.clampedX(b.x), page.clampedY(b.y),
+                                    page.clampedX(c.x), page.clampedY(c.y), page.clampedX(d.x), page.clampedY(d.y)))
         }
+        let result = page.result
         var blocks: [Mapped] = [], paragraphs: [Mapped] = [], lines: [Mapped] = [], words: [Mapped] = []
         blocks.reserveCapacity(result.blocks.count)
-        words.reserveCapacity(wordCount)
+        words.reserveCapacity(page.wordCount)
         for block in result.blocks {
             var blockUnion: Rect?
             for paragraph in block.paragraphs {
@@ -73,7 +77,7 @@ public struct ExportPage: Sendable {
             }
             blocks.append(mapped(block.box, bounds: blockUnion))
         }
-        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = (blocks, paragraphs, lines, words)
+        return (blocks, paragraphs, lines, words)
     }
 
     /// Size of the original image (the recognized page's when the page was not corrected).
@@ -96,8 +100,12 @@ public struct ExportPage: Sendable {
 
     /// The bounding rectangle of a box in the original image, inside the image: the corners of `quad(box)`, in its
     /// order, with the comparisons of `Array.min()` and `max()`; allocates nothing.
-    public func bounds(_ box: Rect) -> Rect {
-        let (a, b, c, d) = corners(box)
+    public func bounds(_ box: Rect) -> Rect { bounds(corners: corners(box)) }
+
+    /// The bounding rectangle, inside the image, of a box's corners (`corners(_:)`).
+    @inline(__always)
+    func bounds(corners: (Point, Point, Point, Point)) -> Rect {
+        let (a, b, c, d) = corners
         var minX = a.x, maxX = a.x, minY = a.y, maxY = a.y
         func include(_ corner: Point) {
             if corner.x < minX { minX = corner.x }
