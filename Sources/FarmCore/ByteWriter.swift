@@ -80,27 +80,50 @@ public struct ByteWriter: ~Copyable, ByteSink {
         written += n
     }
 
-    /// Written in place, from the last digit (the digits counted first): a page's documents hold tens of thousands
-    /// of numbers.
+    /// Written in place, from the last digit (the digits counted first), two digits at a time: a page's documents
+    /// hold tens of thousands of numbers, nearly all of them below 100,000 (coordinates, ids).
     @inlinable
     public mutating func append(decimal value: Int) {
         if value >= 0 && value < 10 { return append(UInt8(truncatingIfNeeded: value) &+ UInt8(ascii: "0")) }
         var magnitude = value.magnitude
-        var digits = 1, bound: UInt = 10
-        while digits < 20 && magnitude >= bound {
-            digits += 1
-            bound = bound &* 10
+        var digits: Int
+        if magnitude < 100_000 {
+            digits = magnitude < 10 ? 1 : magnitude < 100 ? 2 : magnitude < 1000 ? 3 : magnitude < 10_000 ? 4 : 5
+        } else {
+            digits = 6
+            var bound: UInt = 1_000_000
+            while digits < 20 && magnitude >= bound {
+                digits += 1
+                bound = bound &* 10
+            }
         }
         let length = digits + (value < 0 ? 1 : 0)
         if written + length > capacity { grow(toHold: written + length) }
         if value < 0 { base[written] = UInt8(ascii: "-") }
         var digit = base + written + length
-        repeat {
+        let pairs = Self.digitPairs.utf8Start
+        while magnitude >= 10 {
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+            magnitude /= 100
+            digit -= 2
+            digit[0] = pairs[pair]
+            digit[1] = pairs[pair + 1]
+        }
+        if magnitude > 0 {
             digit -= 1
-            digit.pointee = UInt8(truncatingIfNeeded: magnitude % 10) &+ UInt8(ascii: "0")
-            magnitude /= 10
-        } while magnitude > 0
+            digit.pointee = UInt8(truncatingIfNeeded: magnitude) &+ UInt8(ascii: "0")
+        }
         written += length
+    }
+
+    /// "00", "01", … "99".
+    @inlinable
+    static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
     }
 
     /// A literal's bytes.
@@ -137,5 +160,21 @@ extension ByteSink where Self: ~Copyable {
     @inlinable @inline(__always)
     public mutating func append(literal text: StaticString) {
         append(bytes: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+}
+
+extension Double {
+    /// `rounded()` (to the nearest whole number, halves away from zero) without calling libm's `round`, which the
+    /// renderers called for every confidence and corner: below 2^52 the value less its whole part (cut toward zero)
+    /// is exact, and says which way to go; from 2^52 on every double is whole.
+    @inlinable @inline(__always)
+    public var roundedHalfAway: Double {
+        guard abs(self) < 4_503_599_627_370_496 else { return self.rounded() }
+        let whole = Double(Int64(self))
+        let rest = self - whole
+        if rest >= 0.5 { return whole + 1 }
+        if rest <= -0.5 { return whole - 1 }
+        // -0.4 rounds to -0.0, as `rounded()` has it.
+        return whole == 0 ? (self.sign == .minus ? -0.0 : 0.0) : whole
     }
 }

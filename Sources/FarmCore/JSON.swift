@@ -126,12 +126,29 @@ extension JSON {
         guard value.isFinite else { return out.append(literal: "null") }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
-        let scaled = (value * scale).rounded()
+        let scaled = (value * scale).roundedHalfAway
         // Fixed point by integer arithmetic: the value is `units / 10^places`, correctly rounded (both exact doubles);
         // below 10^15 units that decimal is the shortest that reads back as it, which is what `String(Double)` (and
         // so `write(number:)`) writes, trailing zeros dropped, as long as it has no exponent (|value| ≥ 0.0001).
         guard places > 0 && places <= 4 && abs(scaled) < 1e15 else { return write(number: scaled / scale, into: &out) }
         let units = Int(scaled)
+        // Tenths and hundredths (corners, confidences: a dozen numbers a word) with constant divisors.
+        if places <= 2 {
+            let magnitude = units.magnitude
+            let whole = places == 1 ? magnitude / 10 : magnitude / 100
+            let fraction = places == 1 ? magnitude % 10 : magnitude % 100
+            if units < 0 && (whole != 0 || fraction != 0) { out.append(UInt8(ascii: "-")) }
+            out.append(decimal: Int(whole))
+            guard fraction != 0 else { return }
+            out.append(UInt8(ascii: "."))
+            if places == 1 || fraction % 10 == 0 {
+                out.append(UInt8(ascii: "0") + UInt8(places == 1 ? fraction : fraction / 10))
+            } else {
+                out.append(UInt8(ascii: "0") + UInt8(fraction / 10))
+                out.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+            }
+            return
+        }
         var divisor = 1
         for _ in 0..<places { divisor *= 10 }
         var fraction = abs(units % divisor)
@@ -447,25 +464,90 @@ private struct JSONParser {
     /// Powers of ten that doubles hold exactly.
     private static let exactPowers: [Double] = (0...22).map { p in (0..<p).reduce(1.0) { r, _ in r * 10 } }
 
-    /// `digits.digits` (confidences, timings: most fractions) without making its text: at most 15 digits make a whole
-    /// number the double holds exactly, and one division by an exact power of ten rounds correctly, as `Double(text)`
-    /// does; nil for any other form.
+    /// Powers of five that fit in 63 bits (5^0 … 5^27): the divisors of `decimal` past `exactPowers`.
+    private static let powersOfFive: [UInt64] = (0...27).map { p in (0..<p).reduce(UInt64(1)) { r, _ in r * 5 } }
+
+    /// A number without its sign (`digits[.digits][e[±]digits]`, where JSON's numbers with a fraction or an exponent
+    /// are: confidences, timings, the map to the original) read without making its text, to the double `Double(text)`
+    /// (strtod) reads: the nearest, ties to even. Its significant digits, at most 19, make a whole number `w` held
+    /// exactly, and the value is `w·10^e`. With `w` ≤ 2^53 and |e| ≤ 22 one multiplication or division by an exact
+    /// power of ten rounds correctly (Clinger's fast path); a model's doubles are written in full (17 digits), so
+    /// otherwise, for −27 ≤ e < 0, `w / 5^-e` is divided in integers to 64 bits of quotient, the remainder folded
+    /// into its last bit, rounded once to 53 bits, and scaled by 2^e exactly (the result is far from subnormal).
+    /// nil for any other form or range (read by `Double(text)`).
     private func decimal(_ range: Range<Int>) -> Double? {
-        guard range.count <= 16 else { return nil }
-        var mantissa: Int64 = 0, point = -1
-        for i in range {
-            let byte = bytes[i]
-            if byte == UInt8(ascii: ".") {
-                guard point < 0 else { return nil }
-                point = i
-            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                mantissa = mantissa * 10 + Int64(byte - UInt8(ascii: "0"))
-            } else {
-                return nil
-            }
+        var index = range.lowerBound
+        let end = range.upperBound
+        var w: UInt64 = 0, significant = 0, fractionDigits = 0, integerDigits = 0
+        while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+            let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
+            if significant > 0 || digit != 0 { significant += 1 }
+            w = w &* 10 &+ digit
+            integerDigits += 1
+            index += 1
         }
-        guard point > range.lowerBound && point < range.upperBound - 1 else { return nil }
-        return Double(mantissa) / Self.exactPowers[range.upperBound - 1 - point]
+        guard integerDigits > 0 else { return nil }
+        if index < end && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+                let digit = UInt64(bytes[index] - UInt8(ascii: "0"))
+                if significant > 0 || digit != 0 { significant += 1 }
+                w = w &* 10 &+ digit
+                fractionDigits += 1
+                index += 1
+            }
+            guard fractionDigits > 0 else { return nil }
+        }
+        // More than 19 significant digits may not fit in 64 bits (checked before `w` is used).
+        guard significant <= 19 else { return nil }
+        var exponent = 0
+        if index < end && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            var negative = false
+            if index < end && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                negative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            var digits = 0
+            while index < end, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+                exponent = exponent * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                digits += 1
+                guard digits <= 4 else { return nil }
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            if negative { exponent = -exponent }
+        }
+        guard index == end else { return nil }
+        if w == 0 { return 0 }
+        let e = exponent - fractionDigits
+        if e == 0 { return Double(w) }
+        if w <= 1 << 53 && e >= -22 && e <= 22 {
+            return e > 0 ? Double(w) * Self.exactPowers[e] : Double(w) / Self.exactPowers[-e]
+        }
+        guard e < 0 && e >= -27 else { return nil }
+        let divisor = Self.powersOfFive[-e]
+        // (w << shift) / divisor has 64 bits: w < 2^lw and divisor ≥ 2^(ld-1) keep it below 2^64 (the division does
+        // not overflow), w ≥ 2^(lw-1) and divisor < 2^ld keep it above 2^62, and one more bit lifts it past 2^63.
+        let lw = 64 - w.leadingZeroBitCount, ld = 64 - divisor.leadingZeroBitCount
+        var shift = 63 + ld - lw
+        var (quotient, remainder) = divisor.dividingFullWidth(Self.shifted(w, by: shift))
+        if quotient < 1 << 63 {
+            shift += 1
+            (quotient, remainder) = divisor.dividingFullWidth(Self.shifted(w, by: shift))
+        }
+        // The bits below the 53 kept are 11 of the quotient and the remainder: a remainder makes an exact half more
+        // than half, which the quotient's last bit says (it is below the rounding bit).
+        if remainder != 0 { quotient |= 1 }
+        return Double(sign: .plus, exponent: e - shift, significand: Double(quotient))
+    }
+
+    /// `value · 2^shift` (shift < 128, the product below 2^128) as the (high, low) halves `dividingFullWidth` takes.
+    @inline(__always)
+    private static func shifted(_ value: UInt64, by shift: Int) -> (high: UInt64, low: UInt64) {
+        if shift == 0 { return (0, value) }
+        if shift < 64 { return (value >> (64 - shift), value << shift) }
+        return (value << (shift - 64), 0)
     }
 
     mutating func hex4() throws(JSONParseError) -> UInt32 {
@@ -487,6 +569,20 @@ private struct JSONParser {
     }
 
     mutating func number() throws(JSONParseError) -> JSON {
+        switch try scalar() {
+        case .int(let value): .int(value)
+        case .double(let value): .double(value)
+        }
+    }
+
+    /// A number as `number()` reads it, without its `JSON` (whose copies are a switch over every kind of value): the
+    /// reader of a page model takes tens of thousands a page.
+    enum Scalar {
+        case int(Int64)
+        case double(Double)
+    }
+
+    mutating func scalar() throws(JSONParseError) -> Scalar {
         let start = index
         var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -629,14 +725,23 @@ public struct JSONReader {
 
     /// A number, as `doubleValue`; anything else is an error.
     public mutating func double() throws(JSONParseError) -> Double {
-        guard let value = try number().doubleValue else { throw parser.fail("expected a number") }
-        return value
+        switch try number() {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        }
     }
 
     /// A whole number, as `intValue`; anything else is an error.
     public mutating func int() throws(JSONParseError) -> Int {
-        guard let value = try number().intValue else { throw parser.fail("expected an integer") }
-        return value
+        switch try number() {
+        case .int(let value):
+            guard let whole = Int(exactly: value) else { break }
+            return whole
+        case .double(let value):
+            guard value.isFinite && value.rounded() == value && abs(value) < 9e15 else { break }
+            return Int(value)
+        }
+        throw parser.fail("expected an integer")
     }
 
     /// The next value as a tree.
@@ -653,12 +758,12 @@ public struct JSONReader {
 
     private var peek: UInt8? { parser.index < parser.bytes.count ? parser.bytes[parser.index] : nil }
 
-    private mutating func number() throws(JSONParseError) -> JSON {
+    private mutating func number() throws(JSONParseError) -> JSONParser.Scalar {
         parser.skipSpace()
         guard let byte = peek, byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
             throw parser.fail("expected a number")
         }
-        return try parser.number()
+        return try parser.scalar()
     }
 
     private mutating func open(_ bracket: UInt8) throws(JSONParseError) {

@@ -292,8 +292,8 @@ public final class StoreExport {
                 }
                 guard hasResult else { continue }
                 var written = false
-                // Formats not stored were rendered from the page's model (`renderAhead`); a page stored with a
-                // rendering (frozen at OCR time, or an older store) exports that.
+                // Formats not stored were rendered from the page's model (`renderAhead`), and its text read with
+                // it; a page stored with a rendering (frozen at OCR time, or an older store) exports that.
                 let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
                 for format in options.formats {
                     // One page's renderings at a time: each read, written and let go. A format rendered from the
@@ -453,9 +453,15 @@ public final class StoreExport {
         return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
     }
 
-    /// The renderings of `jobs`, kept in `ahead` until their pages are written.
+    /// The renderings of `jobs`, kept in `ahead` until their pages are written, with the page's text when it is
+    /// exported (read with the model: not asked for again).
     private func keep(_ rendered: [[OutputFormat: [UInt8]]], of jobs: [RenderJob]) {
-        for (job, renderings) in zip(jobs, rendered) { ahead[job.page] = (job.document, renderings) }
+        let text = options.formats.contains(.text)
+        for (job, renderings) in zip(jobs, rendered) {
+            var renderings = renderings
+            if text { renderings[.text] = Array(job.text.utf8) }
+            ahead[job.page] = (job.document, renderings)
+        }
     }
 
     /// The first pages of `documents`, up to `renderedAhead` in all, that may have a result (not failed for good),

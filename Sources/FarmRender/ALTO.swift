@@ -82,7 +82,7 @@ public enum ALTO {
             out.add("_")
             out.add(b + 1)
             out.add("\" ")
-            position(page.bounds(of: block), into: &out)
+            position(page.blockBoxes[b].bounds, into: &out)
             if blockAngle != 0 || pageAngle != 0 {
                 out.add(" ROTATION=\"")
                 write(number: blockAngle, into: &out)
@@ -91,7 +91,7 @@ public enum ALTO {
             out.add(" LANG=\"")
             out.append(language)
             out.add("\">\n")
-            if warped { shape(block.box, page, indent: 10, into: &out) }
+            if warped { shape(page.blockBoxes[b], indent: 10, into: &out) }
             for paragraph in block.paragraphs {
                 for textLine in paragraph.lines {
                     line += 1
@@ -100,13 +100,13 @@ public enum ALTO {
                     out.add("_")
                     out.add(line)
                     out.add("\" ")
-                    position(page.bounds(of: textLine), into: &out)
+                    position(page.lineBoxes[line - 1].bounds, into: &out)
                     out.add(">\n")
-                    if warped { shape(textLine.box, page, indent: 12, into: &out) }
+                    if warped { shape(page.lineBoxes[line - 1], indent: 12, into: &out) }
                     var previous: (text: String, bounds: Rect)?
                     for w in textLine.words {
                         word += 1
-                        let current = page.bounds(w.box)
+                        let current = page.wordBoxes[word - 1].bounds
                         // An SP only where the text has a space (none between Chinese or Japanese words).
                         if let previous, Scripts.isSpaced(previous.text, w.text) {
                             out.add("            <SP WIDTH=\"")
@@ -138,7 +138,7 @@ public enum ALTO {
                             out.add("/>\n")
                         } else {
                             out.add(">\n")
-                            if warped { shape(w.box, page, indent: 14, into: &out) }
+                            if warped { shape(page.wordBoxes[word - 1], indent: 14, into: &out) }
                             // Other readings of the word (the first candidate is the word itself).
                             for candidate in w.candidates.dropFirst() {
                                 out.add("              <ALTERNATIVE>")
@@ -168,10 +168,10 @@ public enum ALTO {
         out.add("\"")
     }
 
-    static func shape(_ box: Rect, _ page: ExportPage, indent: Int, into out: inout ByteWriter) {
+    static func shape(_ box: ExportPage.Mapped, indent: Int, into out: inout ByteWriter) {
         for _ in 0..<indent { out.append(UInt8(ascii: " ")) }
         out.add("<Shape><Polygon POINTS=\"")
-        out.add(polygon: box, of: page, inner: UInt8(ascii: ","))
+        out.add(polygon: box, inner: UInt8(ascii: ","))
         out.add("\"/></Shape>\n")
     }
 
@@ -183,7 +183,7 @@ public enum ALTO {
     }
 
     static func write(number value: Double, into out: inout ByteWriter) {
-        let thousandths = Int((value * 1000).rounded())
+        let thousandths = Int((value * 1000).roundedHalfAway)
         if thousandths < 0 { out.add("-") }
         out.add(abs(thousandths) / 1000)
         var fraction = abs(thousandths) % 1000
@@ -213,7 +213,7 @@ public enum ALTO {
 
     static func write(thousandths value: Double, into out: inout ByteWriter) {
         let clamped = min(1, max(0, value))
-        let thousandths = Int((clamped * 1000).rounded())
+        let thousandths = Int((clamped * 1000).roundedHalfAway)
         out.add(thousandths / 1000)
         out.add(".")
         let fraction = thousandths % 1000

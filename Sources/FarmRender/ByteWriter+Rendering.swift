@@ -16,13 +16,13 @@ extension ByteWriter {
     @inline(__always)
     mutating func add(escaped text: String) { XML.escape(text, into: &self) }
 
-    /// "x y" pairs of a box's quadrilateral (`ExportPage.polygon`), `inner` between a point's coordinates and a space
-    /// between points: hOCR's `poly 1 2 3 4 …`, ALTO's and PAGE's `1,2 3,4 …`.
-    mutating func add(polygon box: Rect, of page: ExportPage, inner: UInt8) {
-        let (a, b, c, d) = page.corners(box)
-        add(page.clampedX(a.x)); append(inner); add(page.clampedY(a.y)); append(UInt8(ascii: " "))
-        add(page.clampedX(b.x)); append(inner); add(page.clampedY(b.y)); append(UInt8(ascii: " "))
-        add(page.clampedX(c.x)); append(inner); add(page.clampedY(c.y)); append(UInt8(ascii: " "))
-        add(page.clampedX(d.x)); append(inner); add(page.clampedY(d.y))
+    /// "x y" pairs of a box's quadrilateral in the original image, mapped once (`ExportPage.Mapped`), `inner` between a
+    /// point's coordinates and a space between points: hOCR's `poly 1 2 3 4 …`, ALTO's and PAGE's `1,2 3,4 …`.
+    mutating func add(polygon box: ExportPage.Mapped, inner: UInt8) {
+        let p = box.polygon
+        add(p.x0); append(inner); add(p.y0); append(UInt8(ascii: " "))
+        add(p.x1); append(inner); add(p.y1); append(UInt8(ascii: " "))
+        add(p.x2); append(inner); add(p.y2); append(UInt8(ascii: " "))
+        add(p.x3); append(inner); add(p.y3)
     }
 }

@@ -18,6 +18,10 @@ public struct ExportPage: Sendable {
     public let languages: [String]
     /// The words of `result`, to size the documents rendered from it.
     public let wordCount: Int
+    /// Every box of `result` in the original image (`Mapped`), mapped once for all the formats rendered from the
+    /// page (each maps a word's box up to four times): the blocks by their index, the paragraphs, lines and words in
+    /// reading order, across the blocks (their number on the page less one).
+    private(set) var blockBoxes: [Mapped], paragraphBoxes: [Mapped], lineBoxes: [Mapped], wordBoxes: [Mapped]
 
     /// `result`'s boxes are made to hold their children (`PageResult.enclosingBoxes`) before rendering.
     public init(result: PageResult, imageName: String, number: Int, languages: [String] = ["eng"]) {
@@ -26,6 +30,54 @@ public struct ExportPage: Sendable {
         self.imageName = imageName
         self.number = number
         self.languages = languages
+        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = ([], [], [], [])
+        (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = Self.mapBoxes(of: self)
+    }
+
+    /// A box in the original image: `bounds`, its bounding rectangle there (`bounds(_:)` for a word, the union of
+    /// its children's for a block, paragraph or line: `bounds(of:)`), and `polygon`, the corners of its own box
+    /// (`polygon(_:)`).
+    struct Mapped {
+        var bounds: Rect
+        var polygon: (x0: Int, y0: Int, x1: Int, y1: Int, x2: Int, y2: Int, x3: Int, y3: Int)
+    }
+
+    /// The boxes of `page` (`blockBoxes`, …), read from the one copy of it given (a mutating method's nested
+    /// function copied the whole page for every box).
+    private static func mapBoxes(of page: ExportPage) -> (blocks: [Mapped], paragraphs: [Mapped], lines: [Mapped], words: [Mapped]) {
+        func mapped(_ box: Rect, bounds: Rect? = nil) -> Mapped {
+            let corners = page.corners(box)
+            let (a, b, c, d) = corners
+            return Mapped(bounds: bounds ?? page.bounds(corners: corners),
+                          polygon: (page.clampedX(a.x), page.clampedY(a.y), page.clampedX(b.x), page.clampedY(b.y),
+                                    page.clampedX(c.x), page.clampedY(c.y), page.clampedX(d.x), page.clampedY(d.y)))
+        }
+        let result = page.result
+        var blocks: [Mapped] = [], paragraphs: [Mapped] = [], lines: [Mapped] = [], words: [Mapped] = []
+        blocks.reserveCapacity(result.blocks.count)
+        words.reserveCapacity(page.wordCount)
+        for block in result.blocks {
+            var blockUnion: Rect?
+            for paragraph in block.paragraphs {
+                var paragraphUnion: Rect?
+                for line in paragraph.lines {
+                    var lineUnion: Rect?
+                    for word in line.words {
+                        let box = mapped(word.box)
+                        words.append(box)
+                        lineUnion = lineUnion?.union(box.bounds) ?? box.bounds
+                    }
+                    let lineBox = mapped(line.box, bounds: lineUnion)
+                    lines.append(lineBox)
+                    paragraphUnion = paragraphUnion?.union(lineBox.bounds) ?? lineBox.bounds
+                }
+                let paragraphBox = mapped(paragraph.box, bounds: paragraphUnion)
+                paragraphs.append(paragraphBox)
+                blockUnion = blockUnion?.union(paragraphBox.bounds) ?? paragraphBox.bounds
+            }
+            blocks.append(mapped(block.box, bounds: blockUnion))
+        }
+        return (blocks, paragraphs, lines, words)
     }
 
     /// Size of the original image (the recognized page's when the page was not corrected).
@@ -39,16 +91,21 @@ public struct ExportPage: Sendable {
     /// making an array: called for every box of every format (render on demand renders them at export).
     @inline(__always)
     func corners(_ box: Rect) -> (Point, Point, Point, Point) {
-        let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
-        guard let toOriginal = result.toOriginal else { return (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1)) }
-        return (toOriginal.apply(Point(x0, y0)), toOriginal.apply(Point(x1, y0)), toOriginal.apply(Point(x1, y1)),
-                toOriginal.apply(Point(x0, y1)))
+        guard let toOriginal = result.toOriginal else {
+            let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+            return (Point(x0, y0), Point(x1, y0), Point(x1, y1), Point(x0, y1))
+        }
+        return PointMap(toOriginal).corners(box)
     }
 
     /// The bounding rectangle of a box in the original image, inside the image: the corners of `quad(box)`, in its
     /// order, with the comparisons of `Array.min()` and `max()`; allocates nothing.
-    public func bounds(_ box: Rect) -> Rect {
-        let (a, b, c, d) = corners(box)
+    public func bounds(_ box: Rect) -> Rect { bounds(corners: corners(box)) }
+
+    /// The bounding rectangle, inside the image, of a box's corners (`corners(_:)`).
+    @inline(__always)
+    func bounds(corners: (Point, Point, Point, Point)) -> Rect {
+        let (a, b, c, d) = corners
         var minX = a.x, maxX = a.x, minY = a.y, maxY = a.y
         func include(_ corner: Point) {
             if corner.x < minX { minX = corner.x }
@@ -172,7 +229,7 @@ public struct ExportPage: Sendable {
         let start = toOriginal.apply(Point(Double(box.x), middle)), end = toOriginal.apply(Point(Double(box.maxX), middle))
         // y runs down in images: a line running up the image has a positive angle.
         let degrees = atan2(start.y - end.y, end.x - start.x) * 180 / .pi
-        let tenths = Int((degrees * 10).rounded())
+        let tenths = Int((degrees * 10).roundedHalfAway)
         return Double(((tenths % 3600) + 3600) % 3600) / 10
     }
 
@@ -200,8 +257,8 @@ public struct ExportPage: Sendable {
     }
 
     /// A coordinate of the original image as a whole pixel inside it.
-    func clampedX(_ value: Double) -> Int { min(imageWidth, max(0, Int(value.rounded()))) }
-    func clampedY(_ value: Double) -> Int { min(imageHeight, max(0, Int(value.rounded()))) }
+    func clampedX(_ value: Double) -> Int { min(imageWidth, max(0, Int(value.roundedHalfAway))) }
+    func clampedY(_ value: Double) -> Int { min(imageHeight, max(0, Int(value.roundedHalfAway))) }
 }
 
 extension Homography {
@@ -209,5 +266,30 @@ extension Homography {
     var isAxisAligned: Bool {
         let m = self.m
         return abs(m[1]) < 1e-9 && abs(m[3]) < 1e-9 && abs(m[6]) < 1e-12 && abs(m[7]) < 1e-12
+    }
+}
+
+/// A homography's nine numbers held apart (`Homography.m` is an array, read through a call per point): the
+/// renderers map every box of a page, four corners each. `apply` computes what `Homography.apply` does, in the same
+/// order, so the points are the same doubles.
+struct PointMap {
+    let m0, m1, m2, m3, m4, m5, m6, m7, m8: Double
+
+    init(_ homography: Homography) {
+        let m = homography.m
+        (m0, m1, m2, m3, m4, m5, m6, m7, m8) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+    }
+
+    @inline(__always)
+    func apply(_ x: Double, _ y: Double) -> Point {
+        let w = m6 * x + m7 * y + m8
+        return Point((m0 * x + m1 * y + m2) / w, (m3 * x + m4 * y + m5) / w)
+    }
+
+    /// A box's corners, clockwise from top left (`ExportPage.corners`).
+    @inline(__always)
+    func corners(_ box: Rect) -> (Point, Point, Point, Point) {
+        let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+        return (apply(x0, y0), apply(x1, y0), apply(x1, y1), apply(x0, y1))
     }
 }

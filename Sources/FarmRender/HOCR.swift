@@ -68,7 +68,7 @@ public enum HOCR {
             out.add("_")
             out.add(b + 1)
             out.add("' title='")
-            geometry(block.box, page.bounds(of: block), page, into: &out)
+            geometry(page.blockBoxes[b], page, into: &out)
             out.add("'>\n")
             for par in block.paragraphs {
                 paragraph += 1
@@ -79,7 +79,7 @@ public enum HOCR {
                 out.add("' lang='")
                 out.append(language)
                 out.add("' title='")
-                geometry(par.box, page.bounds(of: par), page, into: &out)
+                geometry(page.paragraphBoxes[paragraph - 1], page, into: &out)
                 textAngle(par.box, page, into: &out)
                 out.add("'>\n")
                 for textLine in par.lines {
@@ -89,7 +89,7 @@ public enum HOCR {
                     out.add("_")
                     out.add(line)
                     out.add("' title='")
-                    geometry(textLine.box, page.bounds(of: textLine), page, into: &out)
+                    geometry(page.lineBoxes[line - 1], page, into: &out)
                     textAngle(textLine.box, page, into: &out)
                     out.add("'>")
                     for (index, w) in textLine.words.enumerated() {
@@ -101,9 +101,9 @@ public enum HOCR {
                         out.add("_")
                         out.add(word)
                         out.add("' title='")
-                        geometry(w.box, page.bounds(w.box), page, into: &out)
+                        geometry(page.wordBoxes[word - 1], page, into: &out)
                         out.add("; x_wconf ")
-                        out.add(Int(w.confidence.rounded()))
+                        out.add(Int(w.confidence.roundedHalfAway))
                         out.add("'")
                         if let language = w.language, language != mainLanguage {
                             out.add(" lang='")
@@ -123,13 +123,13 @@ public enum HOCR {
         out.add("  </div>\n")
     }
 
-    /// `bbox` is `bounds` (a line's is the union of its words'); `poly` the box's own quadrilateral.
-    static func geometry(_ box: Rect, _ r: Rect, _ page: ExportPage, into out: inout ByteWriter) {
+    /// `bbox` is the box's `bounds` (a line's is the union of its words'); `poly` its own quadrilateral.
+    static func geometry(_ box: ExportPage.Mapped, _ page: ExportPage, into out: inout ByteWriter) {
         out.add("bbox ")
-        out.add(edges: r)
+        out.add(edges: box.bounds)
         if page.isWarped {
             out.add("; poly ")
-            out.add(polygon: box, of: page, inner: UInt8(ascii: " "))
+            out.add(polygon: box, inner: UInt8(ascii: " "))
         }
     }
 

@@ -68,7 +68,7 @@ public enum PAGEXML {
             out.add(" type=\"paragraph\" primaryLanguage=\"")
             out.add(language)
             out.add("\">\n      <Coords points=\"")
-            out.add(polygon: block.box, of: page, inner: UInt8(ascii: ","))
+            out.add(polygon: page.blockBoxes[b], inner: UInt8(ascii: ","))
             out.add("\"/>\n")
             regionText.removeAll(keepingCapacity: true)
             var firstLine = true
@@ -80,7 +80,7 @@ public enum PAGEXML {
                     out.add("_")
                     out.add(line)
                     out.add("\">\n        <Coords points=\"")
-                    out.add(polygon: textLine.box, of: page, inner: UInt8(ascii: ","))
+                    out.add(polygon: page.lineBoxes[line - 1], inner: UInt8(ascii: ","))
                     out.add("\"/>\n")
                     for w in textLine.words {
                         word += 1
@@ -89,7 +89,7 @@ public enum PAGEXML {
                         out.add("_")
                         out.add(word)
                         out.add("\">\n          <Coords points=\"")
-                        out.add(polygon: w.box, of: page, inner: UInt8(ascii: ","))
+                        out.add(polygon: page.wordBoxes[word - 1], inner: UInt8(ascii: ","))
                         out.add("\"/>\n          <TextEquiv conf=\"")
                         ALTO.write(thousandths: w.confidence / 100, into: &out)
                         out.add("\"><Unicode>")

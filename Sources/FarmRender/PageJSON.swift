@@ -32,6 +32,7 @@ enum PageJSON {
             JSON.write(keyword, into: &out)
         }
         out.add("],\"words\":[")
+        let map = r.toOriginal.map(PointMap.init)
         var first = true
         for block in r.blocks {
             for paragraph in block.paragraphs {
@@ -39,7 +40,7 @@ enum PageJSON {
                     for word in line.words {
                         if !first { out.add(",") }
                         first = false
-                        write(word, of: r, into: &out)
+                        write(word, map: map, into: &out)
                     }
                 }
             }
@@ -90,8 +91,9 @@ enum PageJSON {
         return out.bytes()
     }
 
-    /// A word as `Word.json` has it, with its corners in the original image (`original`) when the page was corrected.
-    private static func write(_ word: Word, of result: PageResult, into out: inout ByteWriter) {
+    /// A word as `Word.json` has it, with its corners in the original image (`original`, through the page's `map`)
+    /// when the page was corrected.
+    private static func write(_ word: Word, map: PointMap?, into out: inout ByteWriter) {
         out.add("{\"text\":")
         JSON.write(word.text, into: &out)
         out.add(",\"box\":")
@@ -114,17 +116,16 @@ enum PageJSON {
             }
             out.add("]")
         }
-        if let toOriginal = result.toOriginal {
-            let box = word.box
-            let x0 = Double(box.x), y0 = Double(box.y), x1 = Double(box.maxX), y1 = Double(box.maxY)
+        if let map {
+            let (a, b, c, d) = map.corners(word.box)
             out.add(",\"original\":[")
-            corner(toOriginal.apply(Point(x0, y0)), into: &out)
+            corner(a, into: &out)
             out.add(",")
-            corner(toOriginal.apply(Point(x1, y0)), into: &out)
+            corner(b, into: &out)
             out.add(",")
-            corner(toOriginal.apply(Point(x1, y1)), into: &out)
+            corner(c, into: &out)
             out.add(",")
-            corner(toOriginal.apply(Point(x0, y1)), into: &out)
+            corner(d, into: &out)
             out.add("]")
         }
         out.add("}")

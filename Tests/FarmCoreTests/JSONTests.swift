@@ -1,5 +1,8 @@
 import Testing
 import FarmCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("JSON")
 struct JSONTests {
@@ -53,6 +56,43 @@ struct JSONTests {
         }
     }
 
+    @Test("whole numbers written in place are String(value), into a ByteWriter and an array")
+    func decimalsWritten() {
+        var values = [0, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999, 100_000, 999_999, 1_000_000, Int.max, Int.min, -1, -9,
+                      -10, -99_999, -100_000, 1_000_000_000_000_000_000, 999_999_999_999_999_999]
+        var state: UInt64 = 0x1234_5678_9ABC_DEF1
+        for _ in 0..<5_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            values.append(Int(truncatingIfNeeded: state) >> Int(state % 64))
+        }
+        var writer = ByteWriter(capacity: 1)
+        var expected: [UInt8] = []
+        for value in values {
+            writer.append(decimal: value)
+            writer.append(UInt8(ascii: " "))
+            expected += Array(String(value).utf8) + [UInt8(ascii: " ")]
+            var array: [UInt8] = []
+            array.append(decimal: value)
+            #expect(array == Array(String(value).utf8))
+        }
+        #expect(writer.bytes() == expected)
+    }
+
+    @Test("halves round away from zero as rounded() does")
+    func roundedHalfAway() {
+        var values: [Double] = [0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 4503599627370495.5,
+                                4503599627370497, 9007199254740992, 1e300, -1e300, .infinity, -.infinity, .nan, .leastNonzeroMagnitude]
+        var state: UInt64 = 0x0F1E_2D3C_4B5A_6978
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let half = Double(Int64(truncatingIfNeeded: state) >> 20) + 0.5
+            values += [Double(bitPattern: state), (Double(state >> 11) / Double(1 << 53) - 0.5) * 2e4, half, half.nextUp, half.nextDown]
+        }
+        for value in values {
+            #expect(value.roundedHalfAway.bitPattern == value.rounded().bitPattern || (value.isNaN && value.roundedHalfAway.isNaN), "\(value)")
+        }
+    }
+
     @Test("decimals read as Double(text) reads them")
     func decimalsReadExactly() throws {
         var texts = ["0.1", "-0.0", "0.30000000000000004", "95.46", "-95.46", "123456789012.345", "9007199254740.993",
@@ -67,6 +107,47 @@ struct JSONTests {
         for text in texts {
             let value = try JSON.parse(text).doubleValue
             #expect(value?.bitPattern == Double(text)?.bitPattern, "\(text)")
+        }
+    }
+
+    @Test("doubles in full (17 digits), exponents and edge cases read bit for bit as strtod reads them")
+    func doublesReadAsStrtod() throws {
+        var texts = ["0.9312345678901234", "93.12345678901234", "-0.0", "0e0", "0.000", "1e308", "1.7976931348623157e308",
+                     "2.2250738585072014e-308", "4.9406564584124654e-324", "2.4703282292062327e-324", "1e-400", "1e-27",
+                     "1.2345678901234567e-11", "9.9999999999999999e-28", "1234567890123456789.0", "12345678901234567890.5",
+                     "0.12345678901234567890123", "9007199254740993.0", "9007199254740995.0", "4503599627370497.5",
+                     "4503599627370496.5", "18014398509481986.0", "1e22", "1e23", "123456789e15", "1.5E+3", "2.5e-5",
+                     "0.1", "0.30000000000000004", "100.0", "7.0e-10", "1.00000000000000011102230246251565404236316680908203125"]
+        var state: UInt64 = 0x5851_F42D_4C95_7F2D
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state
+        }
+        func printed(_ value: Double, _ format: String) -> String {
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+                _ = withVaList([value]) { vsnprintf(buffer.baseAddress!, 64, format, $0) }
+                return String(cString: buffer.baseAddress!)
+            }
+        }
+        for _ in 0..<20_000 {
+            // Confidences, timings and maps (what models hold), and doubles of any exponent.
+            let unit = Double(next() >> 11) / Double(1 << 53)
+            let scaled = unit * [1, 100, 1e-3, 1e-9, 1e6, 1e15, 1e-20][Int(next() % 7)]
+            let any = Double(bitPattern: next())
+            for value in [scaled, -scaled, any] where value.isFinite {
+                texts += [printed(value, "%.17g"), printed(value, "%.16g"), printed(value, "%.15g"), "\(value)"]
+            }
+            // Exact halves between neighbouring doubles (ties to even) and their near neighbours.
+            let whole = (1 << 52) + next() % (1 << 52)
+            texts += ["\(whole).5", "\(whole).50", "\(whole).4999", "\(whole).5001", "\(whole * 2 + 1).0", "\(whole * 4 + 2).00"]
+            // Long digit strings.
+            texts.append("0." + String(repeating: String(next() % 1_000_000_007), count: 1 + Int(next() % 4)))
+        }
+        for text in texts {
+            let value = try JSON.parse(text).doubleValue
+            let expected = strtod(text, nil)
+            guard expected.isFinite else { continue }
+            #expect(value?.bitPattern == expected.bitPattern, "\(text)")
         }
     }
 
