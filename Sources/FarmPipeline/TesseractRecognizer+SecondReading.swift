@@ -318,7 +318,8 @@ extension TesseractRecognizer {
     /// words (`agreement`: then both read the same print, and the surer one reads it better). Of two readings weak
     /// throughout that do not agree, the engine's confidence picks the one it happens to rate higher: that is no
     /// better text (an upside-down page read as it lies, a photo's background), and it would raise the very figures
-    /// (the page's confidence and quality figure) that tell a user the page is garbled. Strong lines the first reading lacked are evidence of their own.
+    /// (the page's confidence and quality figure) that tell a user the page is garbled. Strong lines the first
+    /// reading lacked are evidence of their own.
     /// Lines of `other` that share no row with a line of the first reading are added when they are confident and
     /// overlap no word already read.
     func chooseRegions(_ other: PageResult, into result: inout PageResult, weak: inout [Bool], open: inout [Bool],

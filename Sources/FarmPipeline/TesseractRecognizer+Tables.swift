@@ -231,11 +231,16 @@ extension TesseractRecognizer {
     /// Marks a rule is drawn with when it is printed as characters (receipts' separators).
     static let ruleMarks: Set<Character> = ["-", "=", "_", "~", "—", "–", ".", "'", "‘", "’", "·", ":"]
 
-    /// Whether `line` is a rule drawn in characters: more than half of its characters are rule marks.
+    /// Whether `line` is a rule drawn in characters: at least `drawnRuleMarks` rule marks, and more than half of its
+    /// characters. A cell's lone dash or dots ("no value") is the table's text, not a rule.
     static func isDrawnRule(_ line: Line) -> Bool {
         let characters = line.words.flatMap { Array($0.text) }
-        return !characters.isEmpty && 2 * characters.filter(ruleMarks.contains).count > characters.count
+        let marks = characters.filter(ruleMarks.contains).count
+        return marks >= drawnRuleMarks && 2 * marks > characters.count
     }
+
+    /// The fewest marks a rule drawn in characters is made of.
+    static let drawnRuleMarks = 4
 
     /// A table's reading without the lines that are rules drawn in characters: the page layout analysis takes such
     /// rows for separators and reads none of them, while a table's block or cells read each dash.

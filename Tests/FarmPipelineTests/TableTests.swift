@@ -48,7 +48,7 @@ struct TableTests {
         #expect(!raw.lines.contains(where: TesseractRecognizer.isDrawnRule), "\(raw.text)")
     }
 
-    @Test("a line mostly of dashes or equals signs is a rule drawn in characters; a line of text or numbers is not")
+    @Test("a line mostly of dashes or equals signs is a rule drawn in characters; a line of text or numbers, or a cell's lone dash, is not")
     func drawnRules() {
         func line(_ words: String...) -> Line {
             Line(box: Rect(x: 0, y: 0, width: 100, height: 10), words: words.map {
@@ -61,6 +61,8 @@ struct TableTests {
         #expect(!TesseractRecognizer.isDrawnRule(line("Total", "8.70")))
         #expect(!TesseractRecognizer.isDrawnRule(line("-", "12.50", "-")))
         #expect(!TesseractRecognizer.isDrawnRule(line("***")))
+        #expect(!TesseractRecognizer.isDrawnRule(line("—")), "a cell's dash for no value is the table's text")
+        #expect(!TesseractRecognizer.isDrawnRule(line("...")))
         let word = { (text: String) in
             Word(text: text, box: Rect(x: 0, y: 0, width: 10, height: 10), confidence: 90, candidates: [], language: "eng",
                  fromDictionary: false)
