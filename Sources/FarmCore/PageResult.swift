@@ -325,6 +325,25 @@ extension PageResult {
         }
     }
 
+    /// Drops the lines `drop` picks, and the paragraphs and blocks that are left without lines.
+    public mutating func removeLines(where drop: (Line) -> Bool) {
+        blocks = blocks.compactMap { block in
+            var block = block
+            block.paragraphs = block.paragraphs.compactMap { paragraph in
+                var paragraph = paragraph
+                paragraph.lines.removeAll(where: drop)
+                return paragraph.lines.isEmpty ? nil : paragraph
+            }
+            return block.paragraphs.isEmpty ? nil : block
+        }
+    }
+
+    /// Drops the words `drop` picks, and the lines, paragraphs and blocks that are left without words.
+    public mutating func removeWords(where drop: (Word) -> Bool) {
+        updateLines { $0.words.removeAll(where: drop) }
+        removeLines { $0.words.isEmpty }
+    }
+
     /// Puts the paragraphs in reading order (`ReadingOrder`), columns found by gutters at least one median line height wide;
     /// paragraphs of one engine block stay together where they stay adjacent. Returns whether anything moved.
     @discardableResult

@@ -53,19 +53,7 @@ enum NoiseWords {
         let noise = words.filter(isNoise).count
         guard noise > 0, Double(noise) <= largestShare * Double(words.count) else { return (result, 0) }
         var result = result
-        result.blocks = result.blocks.compactMap { block in
-            var block = block
-            block.paragraphs = block.paragraphs.compactMap { paragraph in
-                var paragraph = paragraph
-                paragraph.lines = paragraph.lines.compactMap { line in
-                    var line = line
-                    line.words.removeAll(where: isNoise)
-                    return line.words.isEmpty ? nil : line
-                }
-                return paragraph.lines.isEmpty ? nil : paragraph
-            }
-            return block.paragraphs.isEmpty ? nil : block
-        }
+        result.removeWords(where: isNoise)
         return (result, noise)
     }
 }

@@ -592,11 +592,7 @@ extension PageResult {
     /// horizon maps to a box far larger than the page.
     func linesOnPage(through h: Homography, width: Int, height: Int) -> PageResult {
         var kept = self
-        for b in kept.blocks.indices {
-            for p in kept.blocks[b].paragraphs.indices {
-                kept.blocks[b].paragraphs[p].lines.removeAll { 2 * $0.box.shareOnPage(through: h, width: width, height: height) <= 1 }
-            }
-        }
+        kept.removeLines { 2 * $0.box.shareOnPage(through: h, width: width, height: height) <= 1 }
         return kept.boxesMapped(through: h, width: width, height: height)
     }
 }

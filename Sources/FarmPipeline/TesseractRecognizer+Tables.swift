@@ -45,7 +45,8 @@ extension TesseractRecognizer {
             guard let again = candidates.max(by: { confidentCharacters($0.words) < confidentCharacters($1.words) }) else { continue }
             let inside = result.words.filter { contains(region, $0.box) }
             guard confidentCharacters(again.words) > Int(tableMargin * Double(confidentCharacters(inside))) else { continue }
-            result.blocks = removing(region, from: result.blocks) + again.blocks
+            result.removeWords { contains(region, $0.box) }
+            result.blocks += again.blocks
             replaced += 1
         }
         if replaced > 0 { result.text = text(of: result) }
@@ -246,15 +247,7 @@ extension TesseractRecognizer {
     /// rows for separators and reads none of them, while a table's block or cells read each dash.
     static func withoutDrawnRules(_ reading: PageResult) -> PageResult {
         var reading = reading
-        reading.blocks = reading.blocks.compactMap { block in
-            var block = block
-            block.paragraphs = block.paragraphs.compactMap { paragraph in
-                var paragraph = paragraph
-                paragraph.lines.removeAll(where: isDrawnRule)
-                return paragraph.lines.isEmpty ? nil : paragraph
-            }
-            return block.paragraphs.isEmpty ? nil : block
-        }
+        reading.removeLines(where: isDrawnRule)
         return reading
     }
 
@@ -262,23 +255,5 @@ extension TesseractRecognizer {
     static func contains(_ region: Rect, _ box: Rect) -> Bool {
         let x = box.x + box.width / 2, y = box.y + box.height / 2
         return x >= region.x && x < region.maxX && y >= region.y && y < region.maxY
-    }
-
-    /// `blocks` without the words whose centers lie in `region` (and without the lines, paragraphs and blocks
-    /// left empty).
-    static func removing(_ region: Rect, from blocks: [Block]) -> [Block] {
-        blocks.compactMap { block in
-            var block = block
-            block.paragraphs = block.paragraphs.compactMap { paragraph in
-                var paragraph = paragraph
-                paragraph.lines = paragraph.lines.compactMap { line in
-                    var line = line
-                    line.words.removeAll { contains(region, $0.box) }
-                    return line.words.isEmpty ? nil : line
-                }
-                return paragraph.lines.isEmpty ? nil : paragraph
-            }
-            return block.paragraphs.isEmpty ? nil : block
-        }
     }
 }

@@ -34,4 +34,29 @@ struct PageResultTests {
         let read = try #require(PageResult(json: empty.structureJSON))
         #expect(read.language == nil && read.keywords.isEmpty)
     }
+
+    @Test("removing words drops the lines, paragraphs and blocks left empty; removing lines drops the paragraphs and blocks")
+    func removing() {
+        func word(_ text: String, x: Int) -> Word {
+            Word(text: text, box: Rect(x: x, y: 0, width: 10, height: 10), confidence: 90, language: "eng")
+        }
+        func line(_ words: Word...) -> Line { Line(box: words[0].box, words: words) }
+        func block(_ lines: Line...) -> Block {
+            Block(box: lines[0].box, kind: "text", paragraphs: [Paragraph(box: lines[0].box, lines: lines)])
+        }
+        let page = PageResult(width: 100, height: 100, resolution: 300, text: "", meanConfidence: 90,
+                              blocks: [block(line(word("a", x: 0), word("--", x: 20)), line(word("--", x: 0))),
+                                       block(line(word("----", x: 0)))])
+        var words = page
+        words.removeWords { $0.text.hasPrefix("-") }
+        #expect(words.blocks.count == 1 && words.blocks[0].paragraphs[0].lines.count == 1)
+        #expect(words.words.map(\.text) == ["a"])
+        var lines = page
+        lines.removeLines { $0.words.allSatisfy { $0.text.hasPrefix("-") } }
+        #expect(lines.blocks.count == 1)
+        #expect(lines.words.map(\.text) == ["a", "--"])
+        var none = page
+        none.removeWords { _ in true }
+        #expect(none.blocks.isEmpty)
+    }
 }
