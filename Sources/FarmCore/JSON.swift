@@ -44,10 +44,13 @@ public enum JSON: Sendable, Equatable {
     public var intValue: Int? {
         switch self {
         case .int(let v): Int(exactly: v)
-        case .double(let v): v.isFinite && v.rounded() == v && abs(v) < 9e15 ? Int(v) : nil
+        case .double(let v): Self.whole(v)
         default: nil
         }
     }
+
+    /// `v` as an Int when it is a whole number an Int holds and a double counts exactly (below 9e15), else nil.
+    static func whole(_ v: Double) -> Int? { v.isFinite && v.rounded() == v && abs(v) < 9e15 ? Int(v) : nil }
 
     public var doubleValue: Double? {
         switch self {
@@ -733,15 +736,12 @@ public struct JSONReader {
 
     /// A whole number, as `intValue`; anything else is an error.
     public mutating func int() throws(JSONParseError) -> Int {
-        switch try number() {
-        case .int(let value):
-            guard let whole = Int(exactly: value) else { break }
-            return whole
-        case .double(let value):
-            guard value.isFinite && value.rounded() == value && abs(value) < 9e15 else { break }
-            return Int(value)
+        let whole: Int? = switch try number() {
+        case .int(let value): Int(exactly: value)
+        case .double(let value): JSON.whole(value)
         }
-        throw parser.fail("expected an integer")
+        guard let whole else { throw parser.fail("expected an integer") }
+        return whole
     }
 
     /// The next value as a tree.

@@ -34,9 +34,10 @@ public struct ExportPage: Sendable {
         (blockBoxes, paragraphBoxes, lineBoxes, wordBoxes) = Self.mapBoxes(of: self)
     }
 
-    /// A box in the original image: `bounds`, its bounding rectangle there (`bounds(_:)` for a word, the union of
-    /// its children's for a block, paragraph or line: `bounds(of:)`), and `polygon`, the corners of its own box
-    /// (`polygon(_:)`).
+    /// A box in the original image: `bounds`, its bounding rectangle there (`bounds(_:)` for a word; for a block,
+    /// paragraph or line the union of its children's, so that it holds them there too: a turned rectangle's bounds
+    /// are wider than it; its own box's when it has none), and `polygon`, the corners of its own box as whole pixels
+    /// inside the image.
     struct Mapped {
         var bounds: Rect
         var polygon: (x0: Int, y0: Int, x1: Int, y1: Int, x2: Int, y2: Int, x3: Int, y3: Int)
@@ -121,12 +122,6 @@ public struct ExportPage: Sendable {
         return Rect(x: left, y: top, width: max(0, right - left), height: max(0, bottom - top))
     }
 
-    /// The quadrilateral of a box as integer points inside the image.
-    public func polygon(_ box: Rect) -> [(x: Int, y: Int)] {
-        let (a, b, c, d) = corners(box)
-        return [a, b, c, d].map { (clampedX($0.x), clampedY($0.y)) }
-    }
-
     /// `result` with each word's text without white space at its ends (`Scripts.trimmed`), words left with no text
     /// left out, and lines left with no words: the formats space words themselves, a word must have content (ALTO's
     /// CONTENT) and an ALTO line a String.
@@ -188,35 +183,6 @@ public struct ExportPage: Sendable {
             }
         }
         return grown
-    }
-
-    /// The bounding rectangle of a line in the original image: the union of its words' (the line's own box when
-    /// it has none), so that the line holds its words there too (a turned rectangle's bounds are wider than it).
-    public func bounds(of line: Line) -> Rect {
-        var union: Rect?
-        for word in line.words {
-            let box = bounds(word.box)
-            union = union?.union(box) ?? box
-        }
-        return union ?? bounds(line.box)
-    }
-
-    public func bounds(of paragraph: Paragraph) -> Rect {
-        var union: Rect?
-        for line in paragraph.lines {
-            let box = bounds(of: line)
-            union = union?.union(box) ?? box
-        }
-        return union ?? bounds(paragraph.box)
-    }
-
-    public func bounds(of block: Block) -> Rect {
-        var union: Rect?
-        for paragraph in block.paragraphs {
-            let box = bounds(of: paragraph)
-            union = union?.union(box) ?? box
-        }
-        return union ?? bounds(block.box)
     }
 
     /// The direction of a box's text in the original image, in degrees counterclockwise from the image's x axis in
