@@ -131,10 +131,11 @@ public final class PageProcessor {
             (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
         }
         let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options))
-        // A weak page is read again as decoded, so the image is kept only when a second reading may run and the stages
+        // A weak page is read again as decoded, and a table's cells are read from the file's own pixels (at every
+        // level, with or without the second reading), so the image is kept whenever Tesseract reads and the stages
         // may change the page: a color image as 8-bit gray (what Tesseract reads of it anyway, a quarter of the
         // memory), any other as it is (a reference, no copy).
-        let keepsUncorrected = engine == .tesseract && options.secondReading && options.level == .fast && !pipeline.stages.isEmpty
+        let keepsUncorrected = engine == .tesseract && !pipeline.stages.isEmpty
         let uncorrected = !keepsUncorrected ? nil : decoded.image.depth == 32 ? try? decoded.image.luminance() : decoded.image
         // The decoded image goes to the stages, which let go of each image once the next exists.
         let (image, seen) = try pipeline.run(consume decoded, languages: options.languages)
