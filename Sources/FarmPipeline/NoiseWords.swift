@@ -14,6 +14,9 @@ import FarmCore
 /// Numbers are kept too: a table's cells are what users search it for (pubtabnet-sample, all 20: F1 0.5720 →
 /// 0.5739; its CER rises 37.5% → 39.3%, the dropped scraps being dashes and brackets of the cells).
 ///
+/// Doubtful words whose boxes no text of the page could fill (rules and specks read as letters) are noise too,
+/// whatever their letters (`WordShape`).
+///
 /// A page whose reading is mostly doubtful keeps it whole: there the doubtful words are the reading.
 enum NoiseWords {
     /// Words read at less than this confidence (0–100), without a letter run, are noise.
@@ -46,10 +49,13 @@ enum NoiseWords {
     /// `result` without its noise words (and without the lines, paragraphs and blocks they leave empty), and how
     /// many words that was. Words in `kept` (the user's custom words) are never noise.
     static func removed(from result: PageResult, keeping kept: Set<String> = []) -> (result: PageResult, removed: Int) {
-        func isNoise(_ word: Word) -> Bool {
-            word.confidence < confidenceFloor && !holdsLetterRun(word.text) && !isNumber(word.text) && !kept.contains(word.text)
-        }
         let words = result.words
+        let textHeight = WordShape.medianTextHeight(of: words)
+        func isNoise(_ word: Word) -> Bool {
+            guard !kept.contains(word.text) else { return false }
+            return (word.confidence < confidenceFloor && !holdsLetterRun(word.text) && !isNumber(word.text))
+                || WordShape.isOutOfShape(word, textHeight: textHeight)
+        }
         let noise = words.filter(isNoise).count
         guard noise > 0, Double(noise) <= largestShare * Double(words.count) else { return (result, 0) }
         var result = result

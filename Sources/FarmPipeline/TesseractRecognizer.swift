@@ -73,8 +73,9 @@ public final class TesseractRecognizer: PageRecognizer {
         _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution,
                               uncorrected: page.uncorrected)
         if options.level == .fast && options.secondReading {
-            result.findings = .object([("second_reading", readSecondTime(&result, first: recognition, page: page, image: image,
-                                                                          options: options, since: start))])
+            let second = readSecondTime(&result, first: recognition, page: page, image: image, options: options, since: start)
+            let blank = readBlankRegions(&result, image: image, resolution: page.declaredResolution)
+            result.findings = .object([("second_reading", second), ("blank_regions", blank)])
         }
         if options.level == .accurate {
             try readAgain(&result, image: image, resolution: page.declaredResolution, options: options, since: start)
