@@ -150,7 +150,7 @@ public enum QualityFigure {
     }
 
     /// Otsu's threshold of a 256-bin histogram: the gray level (first paper level) that best separates dark from light.
-    static func otsuThreshold(_ histogram: [Int]) -> Int {
+    public static func otsuThreshold(_ histogram: [Int]) -> Int {
         let total = Double(histogram.reduce(0, +))
         guard total > 0 else { return 0 }
         let sum = histogram.enumerated().map { Double($0.offset * $0.element) }.reduce(0, +)

@@ -109,9 +109,10 @@ extension TesseractRecognizer {
     /// two-tone (every threshold then makes the same picture); a line it reads with the same words is weak by what it
     /// says (paths, codes, names), not by how it is printed, and is read no further. Then the page is read whole as
     /// decoded (before the correction stages; boxes mapped to the corrected page), unless the stages changed nothing
-    /// a reading would see (only its lines that lie on the corrected page: `linesOnPage`), and each row of the page
-    /// keeps the surer of the two readings where the surer one brings strong lines (`chooseRegions`); the
-    /// page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
+    /// a reading would see or the first reading lost nothing (`nothingLost`: the other binarization confirmed most
+    /// weak lines, and the reading covers the page's letters); only its lines that lie on the corrected page count
+    /// (`linesOnPage`), and each row of the page keeps the surer of the two readings where the surer one brings
+    /// strong lines (`chooseRegions`); the page is read sparsely when the first reading found no text on an inked page. A weak line keeps the surest of
     /// its readings; a confident line found only by a whole-page reading is added. Strong pages cost nothing.
     /// Returns the findings: whether the page was weak, what each variant read, which were skipped as the same
     /// image, and which lines which variant won.
@@ -136,6 +137,7 @@ extension TesseractRecognizer {
         var decisions: [SecondReadingDecision] = []
         var variants: [(String, JSON)] = []
         var skipped: [JSON] = []
+        var nothingLost: [JSON] = []
         let resolution = page.declaredResolution
         do throws(PageFailure) {
             // First the cheap variant, line by line: the other binarization of the page as read. Lines it reads with
@@ -150,17 +152,28 @@ extension TesseractRecognizer {
                 skipped.append("other_binarization")
             }
             // The page as the file has it, read whole: where the stages hurt a region (faint print flattened away, a
-            // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. It is
-            // read whatever the other binarization confirmed: a weak share counts the lines read, not those the
-            // stages lost (SROIE 495, 480, 360: few lines still weak, rows missing). When the stages changed nothing
-            // but the scale, it is the first reading over again.
+            // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. A
+            // still-weak share counts the lines read, not those the stages lost (SROIE 495, 480, 360: few lines still
+            // weak, rows cut short), so it is skipped only on more evidence (`nothingLost`). When the stages changed
+            // nothing but the scale, it is the first reading over again.
             let stillWeak = Self.weakShare(of: result, weak: weak)
             fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
             if let uncorrected = page.uncorrected, options.minTextHeight == nil {
                 let change = Self.inkChange(uncorrected, on: image)
                 if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
+                // A page whose weak lines the other binarization mostly read with the same words, whose weak share
+                // it brought below the page's limit, and whose reading covers its letters is weak by what it says:
+                // the stages lost nothing there for the file's pixels to find (`nothingLost`).
+                let lines = result.lines.filter { !$0.words.isEmpty }.map(\.box)
+                let lost = change.map { $0 <= Self.sameInk } == true ? nil
+                    : LostInk(uncorrected.image, toPage: uncorrected.toPage, lines: lines, width: result.width, height: result.height)
+                if let lost { fields.append(("lost_ink", .rounded(lost.share, places: 3))) }
                 if let change, change <= Self.sameInk {
                     skipped.append("uncorrected")
+                } else if let lost, !inkWithoutText,
+                          Self.nothingLost(lost, stillWeak: stillWeak,
+                                           otherBinarization: variants.first { $0.0 == "other_binarization" }?.1) {
+                    nothingLost.append("uncorrected")
                 } else {
                     let scale = Self.linearScale(uncorrected.toPage)
                     let reading = try read(uncorrected.image, with: engine,
@@ -223,6 +236,7 @@ extension TesseractRecognizer {
         // Read again is what the findings say only when some variant actually read something.
         fields.insert(("read", JSON(!variants.isEmpty)), at: 0)
         if !skipped.isEmpty { fields.append(("same_image", .array(skipped))) }
+        if !nothingLost.isEmpty { fields.append(("nothing_lost", .array(nothingLost))) }
         if !decisions.isEmpty { result.text = Self.text(of: result) }
         if !variants.isEmpty { fields.append(("variants", .object(variants))) }
         fields.append(("regions", .array(decisions.prefix(100).map { decision in
