@@ -61,14 +61,14 @@ extension TesseractRecognizer {
 
 extension TesseractRecognizer {
     /// Whether a weak page's first reading, after the other binarization read its weak lines (`otherBinarization`,
-    /// that variant's findings), lost nothing a whole reading of the page as decoded could find: more than half the
+    /// what that reading did), lost nothing a whole reading of the page as decoded could find: more than half the
     /// weak lines it read came out with the same words (weak by what they say: paths, codes, names, not by how they
     /// are printed), the lines still weak hold less than the weak page share, and no more than `lostInkShare` of
     /// the page's letter-sized marks lie outside its lines. A receipt whose print the stages hurt reads differently
     /// under another threshold; half its lines or fewer read the same.
-    static func nothingLost(_ lost: LostInk, stillWeak: Double, otherBinarization: JSON?) -> Bool {
-        guard let read = otherBinarization?["read"]?.intValue, read > 0,
-              let same = otherBinarization?["same_text"]?.intValue else { return false }
-        return 2 * same > read && stillWeak < ReadingStrength.weakPageShare && lost.share < lostInkShare
+    static func nothingLost(_ lost: LostInk, stillWeak: Double, otherBinarization: LineRereading?) -> Bool {
+        guard let otherBinarization, otherBinarization.read > 0 else { return false }
+        return 2 * otherBinarization.same > otherBinarization.read && stillWeak < ReadingStrength.weakPageShare
+            && lost.share < lostInkShare
     }
 }

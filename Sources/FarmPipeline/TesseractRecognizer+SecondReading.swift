@@ -79,6 +79,22 @@ struct ReadingStrength {
     var isWeak: Bool { weakShare >= Self.weakPageShare }
 }
 
+/// What reading the weak lines alone again did: how many it read, replaced and read with the same words, and whether
+/// it stopped after a sample that all read the same (`rereadWeakLines`).
+struct LineRereading {
+    let read: Int
+    let replaced: Int
+    let same: Int
+    var stoppedAfterSample = false
+
+    /// The variant's findings.
+    var json: JSON {
+        guard read > 0 else { return .object([("read", 0), ("replaced", 0)]) }
+        return .object([("read", JSON(read)), ("replaced", JSON(replaced)), ("same_text", JSON(same))]
+                       + (stoppedAfterSample ? [("stopped_after_sample", true)] : []))
+    }
+}
+
 /// One line the second reading replaced or added, and the variant that read it.
 struct SecondReadingDecision {
     let box: Rect
@@ -145,9 +161,12 @@ extension TesseractRecognizer {
             let lines = result.lines
             let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
             for index in twoTone { weak[index] = false; open[index] = false }
+            var otherBinarization: LineRereading?
             if weak.contains(true) {
-                variants.append(("other_binarization", try rereadWeakLines(
-                    &result, weak: &weak, open: &open, image: image, resolution: resolution, decisions: &decisions)))
+                let reread = try rereadWeakLines(&result, weak: &weak, open: &open, image: image, resolution: resolution,
+                                                 decisions: &decisions)
+                otherBinarization = reread
+                variants.append(("other_binarization", reread.json))
             } else if !twoTone.isEmpty {
                 skipped.append("other_binarization")
             }
@@ -171,8 +190,7 @@ extension TesseractRecognizer {
                 if let change, change <= Self.sameInk {
                     skipped.append("uncorrected")
                 } else if let lost, !inkWithoutText,
-                          Self.nothingLost(lost, stillWeak: stillWeak,
-                                           otherBinarization: variants.first { $0.0 == "other_binarization" }?.1) {
+                          Self.nothingLost(lost, stillWeak: stillWeak, otherBinarization: otherBinarization) {
                     nothingLost.append("uncorrected")
                 } else {
                     let scale = Self.linearScale(uncorrected.toPage)
@@ -430,12 +448,12 @@ extension TesseractRecognizer {
     /// line read with the same words is weak no more for the variants after this one: a picture thresholded another
     /// way that reads the same says the words are what is printed.
     private func rereadWeakLines(_ result: inout PageResult, weak: inout [Bool], open: inout [Bool], image: Pix, resolution: Int,
-                                 decisions: inout [SecondReadingDecision]) throws(PageFailure) -> JSON
+                                 decisions: inout [SecondReadingDecision]) throws(PageFailure) -> LineRereading
     {
         let lines = result.lines
         let chosen = lines.indices.filter { $0 < weak.count && weak[$0] && !lines[$0].words.isEmpty }
             .prefix(Self.maximumRereadLines)
-        guard !chosen.isEmpty else { return .object([("read", 0), ("replaced", 0)]) }
+        guard !chosen.isEmpty else { return LineRereading(read: 0, replaced: 0, same: 0) }
         let boxes = chosen.map { index in
             let box = lines[index].box
             let pad = max(2, box.height / 6)
@@ -483,8 +501,7 @@ extension TesseractRecognizer {
             defer { index += 1 }
             if let words = replacements[index] { line.words = words }
         }
-        return .object([("read", JSON(readings.count)), ("replaced", JSON(replacements.count)), ("same_text", JSON(same))]
-                       + (sampleSame ? [("stopped_after_sample", true)] : []))
+        return LineRereading(read: readings.count, replaced: replacements.count, same: same, stoppedAfterSample: sampleSame)
     }
 
     /// The share of the page's characters in lines flagged weak.

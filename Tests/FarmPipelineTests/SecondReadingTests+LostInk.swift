@@ -62,8 +62,8 @@ extension SecondReadingTests {
         let covered = try #require(LostInk(page, toPage: .identity, lines: lines, width: page.width, height: page.height))
         let uncovered = try #require(LostInk(page, toPage: .identity, lines: Array(lines.prefix(2)), width: page.width,
                                              height: page.height))
-        let confirmed: JSON = .object([("read", 13), ("replaced", 0), ("same_text", 8)])
-        let halfConfirmed: JSON = .object([("read", 4), ("replaced", 1), ("same_text", 2)])
+        let confirmed = LineRereading(read: 13, replaced: 0, same: 8)
+        let halfConfirmed = LineRereading(read: 4, replaced: 1, same: 2)
         #expect(TesseractRecognizer.nothingLost(covered, stillWeak: 0.1, otherBinarization: confirmed))
         #expect(!TesseractRecognizer.nothingLost(covered, stillWeak: 0.1, otherBinarization: halfConfirmed))
         #expect(!TesseractRecognizer.nothingLost(covered, stillWeak: ReadingStrength.weakPageShare, otherBinarization: confirmed))
