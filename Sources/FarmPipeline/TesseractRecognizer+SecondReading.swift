@@ -173,8 +173,9 @@ extension TesseractRecognizer {
             // The page as the file has it, read whole: where the stages hurt a region (faint print flattened away, a
             // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. A
             // still-weak share counts the lines read, not those the stages lost (SROIE 495, 480, 360: few lines still
-            // weak, rows cut short), so it is skipped only on more evidence (`nothingLost`). When the stages changed
-            // nothing but the scale, it is the first reading over again.
+            // weak, rows cut short), so it is skipped only on more evidence (`nothingLost`), or when the stages
+            // changed no ink (`sameInk`: it would be the first reading over again). A page only shrunk to the scale
+            // target still reads a little differently as decoded (eurotext: "o" read "0" once shrunk).
             let stillWeak = Self.weakShare(of: result, weak: weak)
             fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
             if let uncorrected = page.uncorrected, options.minTextHeight == nil {
