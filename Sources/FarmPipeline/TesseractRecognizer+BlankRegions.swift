@@ -46,11 +46,7 @@ extension TesseractRecognizer {
         for (place, reading) in zip(places, readings).reversed() {
             guard let reading else { continue }
             let read = result.words.filter(WordShape.holdsText).map(\.box)
-            let lines = PageResult(reading, resolution: resolution).lines.filter { line in
-                line.confidence >= Self.addedLineConfidence
-                    && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
-                    && !read.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
-            }
+            let lines = PageResult(reading, resolution: resolution).lines.filter { Self.isMissedLine($0, over: read) }
             guard !lines.isEmpty else { continue }
             result.blocks[place.block].paragraphs[place.paragraph].lines.replaceSubrange(place.line...place.line, with: lines)
             if result.blocks[place.block].kind != BlockKind.text.rawValue { result.blocks[place.block].kind = BlockKind.text.rawValue }

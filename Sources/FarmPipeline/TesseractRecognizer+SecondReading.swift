@@ -294,11 +294,7 @@ extension TesseractRecognizer {
                                variant: String, decisions: inout [SecondReadingDecision]) -> Int
     {
         let words = result.words.map(\.box)
-        let added = others.filter { line in
-            line.confidence >= addedLineConfidence
-                && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
-                && !words.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
-        }
+        let added = others.filter { isMissedLine($0, over: words) }
         for line in added {
             result.blocks.append(Block(box: line.box, kind: BlockKind.text.rawValue,
                                        paragraphs: [Paragraph(box: line.box, lines: [line])]))
@@ -307,6 +303,14 @@ extension TesseractRecognizer {
             decisions.append(SecondReadingDecision(box: line.box, variant: variant, added: true))
         }
         return added.count
+    }
+
+    /// Whether `line`, read only by another reading, may be added beside `read` (boxes of words already read):
+    /// confident, with a word of two letters or digits, and overlapping none of them.
+    static func isMissedLine(_ line: Line, over read: [Rect]) -> Bool {
+        line.confidence >= addedLineConfidence
+            && line.words.contains { $0.text.filter { $0.isLetter || $0.isNumber }.count >= 2 }
+            && !read.contains { $0.coverage(of: line.box) > 0.3 || line.box.coverage(of: $0) > 0.3 }
     }
 
     /// How sure a reading of some words is, in characters: each letter or digit counts for it in proportion to how
