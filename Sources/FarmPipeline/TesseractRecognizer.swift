@@ -92,6 +92,8 @@ public final class TesseractRecognizer: PageRecognizer {
         if options.languageCorrection && !plan.isUnspaced {
             let cleaned = NoiseWords.removed(from: result, keeping: Set(options.words))
             if cleaned.removed > 0 { result = cleaned.result; result.text = Self.text(of: result) }
+            let lettered = LetterLookAlikes.corrected(result)
+            if lettered.changed > 0 { result = lettered.result; result.text = Self.text(of: result) }
         }
         if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
         // The model holds all that is needed now; the engines' copies of the page are freed before the next one.
