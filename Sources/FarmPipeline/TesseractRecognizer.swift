@@ -72,14 +72,17 @@ public final class TesseractRecognizer: PageRecognizer {
         var result = PageResult(recognition, resolution: page.declaredResolution)
         _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution,
                               uncorrected: page.uncorrected)
-        if options.level == .fast && options.secondReading {
+        var findings: [(String, JSON)] = []
+        if options.secondReading {
             let second = readSecondTime(&result, first: recognition, page: page, image: image, options: options, since: start)
             let blank = readBlankRegions(&result, image: image, resolution: page.declaredResolution)
-            result.findings = .object([("second_reading", second), ("blank_regions", blank)])
+            findings = [("second_reading", second), ("blank_regions", blank)]
         }
         if options.level == .accurate {
-            try readAgain(&result, image: image, resolution: page.declaredResolution, options: options, since: start)
+            findings.append(("recognize", try readAgain(&result, image: image, resolution: page.declaredResolution,
+                                                        options: options, since: start)))
         }
+        if !findings.isEmpty { result.findings = .object(findings) }
         if let secondary {
             result = rereadLatinRuns(result, image: image, with: secondary, resolution: page.declaredResolution)
         }
@@ -153,7 +156,7 @@ public final class TesseractRecognizer: PageRecognizer {
     /// other way (Otsu and Sauvola); where one of them read a line with a higher confidence, its line replaces the
     /// first reading's (boxes mapped back).
     func readAgain(_ result: inout PageResult, image: Pix, resolution: Int, options: RecognitionOptions,
-                   since start: UInt64) throws(PageFailure) {
+                   since start: UInt64) throws(PageFailure) -> JSON {
         let factor = Self.accurateScale
         let enlarged: Pix
         do throws(LeptonicaError) {
@@ -173,9 +176,8 @@ public final class TesseractRecognizer: PageRecognizer {
             replaced += result.adoptSurerLines(from: scale == 1 ? again : again.boxesScaled(by: 1 / scale))
         }
         if replaced > 0 { result.text = Self.text(of: result) }
-        result.findings = .object([("recognize", .object([("level", "accurate"), ("readings", JSON(readings.count + 1)),
-                                                          ("lines", JSON(result.lines.count)),
-                                                          ("lines_replaced", JSON(replaced))]))])
+        return .object([("level", "accurate"), ("readings", JSON(readings.count + 1)), ("lines", JSON(result.lines.count)),
+                        ("lines_replaced", JSON(replaced))])
     }
 
     /// One reading of `image` by `reader`. The page's time limit covers all of its readings: each gets what is left

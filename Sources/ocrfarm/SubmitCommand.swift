@@ -227,7 +227,7 @@ enum CorrectionOptions {
         OptionSpec("--level", value: "LEVEL",
                    "fast (one reading) or accurate (three readings, the surest line kept; fewer errors, under half the speed). Default: fast."),
         OptionSpec("--no-second-reading",
-                   "At fast, do not read weak pages again (other image variants, the surest reading of each line kept)."),
+                   "Do not read weak pages again (other image variants, the surest reading of each line kept; at either level)."),
         OptionSpec("--image-dpi", value: "N",
                    "The scans' resolution, for files that do not say it or say it wrong (sets the PDF page size; default: the file's, else inferred from the page's shape and text size)."),
         OptionSpec("--pdf-type", value: "TYPE",
