@@ -345,18 +345,34 @@ extension PageResult {
     }
 
     /// Puts the paragraphs in reading order (`ReadingOrder`), columns found by gutters at least one median line height wide;
-    /// paragraphs of one engine block stay together where they stay adjacent. Returns whether anything moved.
+    /// paragraphs of one engine block stay together where they stay adjacent. Two columns that make rows (`RowLayout`)
+    /// become one paragraph of their lines, row by row. Returns whether anything moved.
     @discardableResult
     public mutating func arrangeInReadingOrder() -> Bool {
         let paragraphs = blocks.enumerated().flatMap { b, block in block.paragraphs.map { (block: b, paragraph: $0) } }
         guard paragraphs.count > 1 else { return false }
         let heights = lines.map(\.box.height).sorted()
         let lineHeight = heights.isEmpty ? 1 : heights[heights.count / 2]
-        let order = ReadingOrder.order(paragraphs.map(\.paragraph.box), lineHeight: lineHeight)
-        guard order != Array(paragraphs.indices) else { return false }
+        let shapes = paragraphs.map { $0.paragraph.lines.map { ReadingOrder.LineShape(box: $0.box, words: $0.words.count) } }
+        let parts = ReadingOrder.order(paragraphs.map(\.paragraph.box), lines: shapes, lineHeight: lineHeight)
+        /// The paragraph a part is, when it is one whole paragraph.
+        func wholeParagraph(_ part: ReadingOrder.Part) -> Int? {
+            guard let region = part.first?.region, part.allSatisfy({ $0.region == region }) else { return nil }
+            return region
+        }
+        let wholes = parts.map(wholeParagraph)
+        guard wholes.contains(nil) || wholes.map({ $0 ?? -1 }) != Array(paragraphs.indices) else { return false }
         var arranged: [Block] = []
         var lastBlock = -1
-        for index in order {
+        for (part, whole) in zip(parts, wholes) {
+            guard let index = whole else {
+                // Rows: one paragraph of the lines of both columns, in a block of its own (of the first line's kind).
+                let rowLines = part.map { paragraphs[$0.region].paragraph.lines[$0.line] }
+                let box = rowLines.dropFirst().reduce(rowLines[0].box) { $0.union($1.box) }
+                arranged.append(Block(box: box, kind: blocks[paragraphs[part[0].region].block].kind, paragraphs: [Paragraph(box: box, lines: rowLines)]))
+                lastBlock = -1
+                continue
+            }
             let (b, paragraph) = paragraphs[index]
             if b == lastBlock, var block = arranged.popLast() {
                 block.paragraphs.append(paragraph)
