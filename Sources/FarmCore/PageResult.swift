@@ -21,6 +21,11 @@ public struct Rect: Sendable, Equatable, Hashable, CustomStringConvertible {
         let left = min(x, other.x), top = min(y, other.y)
         return Rect(x: left, y: top, width: max(maxX, other.maxX) - left, height: max(maxY, other.maxY) - top)
     }
+
+    /// The smallest rectangle holding all of `boxes`; `empty` when there are none.
+    public static func enclosing(_ boxes: [Rect], or empty: Rect = Rect(x: 0, y: 0, width: 0, height: 0)) -> Rect {
+        boxes.dropFirst().reduce(boxes.first ?? empty) { $0.union($1) }
+    }
     /// [x, y, width, height]
     public var json: JSON { [JSON(x), JSON(y), JSON(width), JSON(height)] }
 
@@ -368,7 +373,7 @@ extension PageResult {
             guard let index = whole else {
                 // Rows: one paragraph of the lines of both columns, in a block of its own (of the first line's kind).
                 let rowLines = part.map { paragraphs[$0.region].paragraph.lines[$0.line] }
-                let box = rowLines.dropFirst().reduce(rowLines[0].box) { $0.union($1.box) }
+                let box = Rect.enclosing(rowLines.map(\.box))
                 arranged.append(Block(box: box, kind: blocks[paragraphs[part[0].region].block].kind, paragraphs: [Paragraph(box: box, lines: rowLines)]))
                 lastBlock = -1
                 continue
@@ -393,7 +398,6 @@ extension PageResult {
     /// a block of its paragraphs (an element without children keeps its box). Readers check that a box holds its
     /// children (OCR-D's PAGE validator, hocr-check), and a paragraph split from a block must not keep the block's box.
     public func enclosingBoxes() -> PageResult {
-        func union(_ boxes: [Rect], or own: Rect) -> Rect { boxes.dropFirst().reduce(boxes.first ?? own) { $0.union($1) } }
         var result = self
         result.blocks = blocks.map { block in
             var block = block
@@ -401,13 +405,13 @@ extension PageResult {
                 var paragraph = paragraph
                 paragraph.lines = paragraph.lines.map { line in
                     var line = line
-                    line.box = union(line.words.map(\.box), or: line.box)
+                    line.box = Rect.enclosing(line.words.map(\.box), or: line.box)
                     return line
                 }
-                paragraph.box = union(paragraph.lines.map(\.box), or: paragraph.box)
+                paragraph.box = Rect.enclosing(paragraph.lines.map(\.box), or: paragraph.box)
                 return paragraph
             }
-            block.box = union(block.paragraphs.map(\.box), or: block.box)
+            block.box = Rect.enclosing(block.paragraphs.map(\.box), or: block.box)
             return block
         }
         return result

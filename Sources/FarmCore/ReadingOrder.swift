@@ -90,21 +90,19 @@ public enum ReadingOrder {
 
     /// The lines of columns `left` and `right` read row by row, when they make rows (`RowLayout.pairing`).
     private static func rows(_ left: [Int], _ right: [Int], _ layout: Layout) -> Part? {
-        func lines(_ column: [Int]) -> [(region: Int, line: Int, shape: LineShape)] {
+        typealias Placed = (region: Int, line: Int, shape: LineShape)
+        func lines(_ column: [Int]) -> [Placed] {
             column.flatMap { region in layout.lines[region].enumerated().map { (region, $0.offset, $0.element) } }
         }
+        func byHeight(_ a: Placed, _ b: Placed) -> Bool { RowLayout.centre(a.shape.box) < RowLayout.centre(b.shape.box) }
         let leftLines = lines(left), rightLines = lines(right)
         guard let pairing = RowLayout.pairing(leftLines.map(\.shape), rightLines.map(\.shape)) else { return nil }
         switch pairing {
         case .aligned:
-            let byHeight = { (a: (region: Int, line: Int, shape: LineShape), b: (region: Int, line: Int, shape: LineShape)) in
-                RowLayout.centre(a.shape.box) < RowLayout.centre(b.shape.box)
-            }
             let l = leftLines.sorted(by: byHeight), r = rightLines.sorted(by: byHeight)
             return zip(l, r).flatMap { [($0.region, $0.line), ($1.region, $1.line)] }
         case .alternating:
-            return (leftLines + rightLines).sorted { RowLayout.centre($0.shape.box) < RowLayout.centre($1.shape.box) }
-                .map { ($0.region, $0.line) }
+            return (leftLines + rightLines).sorted(by: byHeight).map { ($0.region, $0.line) }
         }
     }
 

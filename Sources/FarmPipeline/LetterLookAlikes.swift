@@ -28,21 +28,17 @@ enum LetterLookAlikes {
     static func corrected(_ result: PageResult) -> (result: PageResult, changed: Int) {
         var result = result
         var changed = 0
-        for b in result.blocks.indices {
-            for p in result.blocks[b].paragraphs.indices {
-                for l in result.blocks[b].paragraphs[p].lines.indices {
-                    let words = result.blocks[b].paragraphs[p].lines[l].words
-                    for w in words.indices {
-                        guard let text = withCedillas(words[w].text) else { continue }
-                        result.blocks[b].paragraphs[p].lines[l].words[w].text = text
-                        changed += 1
-                    }
-                    guard words.contains(where: { $0.text == "0" }), let ascent = ascenderHeight(of: words) else { continue }
-                    for w in words.indices where standsAsLetter(w, in: words, ascent: ascent) {
-                        result.blocks[b].paragraphs[p].lines[l].words[w].text = "o"
-                        changed += 1
-                    }
-                }
+        result.updateLines { line in
+            let words = line.words
+            for w in words.indices {
+                guard let text = withCedillas(words[w].text) else { continue }
+                line.words[w].text = text
+                changed += 1
+            }
+            guard words.contains(where: { $0.text == "0" }), let ascent = ascenderHeight(of: words) else { return }
+            for w in words.indices where standsAsLetter(w, in: words, ascent: ascent) {
+                line.words[w].text = "o"
+                changed += 1
             }
         }
         return (result, changed)

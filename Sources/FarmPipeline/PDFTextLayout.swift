@@ -17,17 +17,17 @@ enum PDFTextLayout {
         var paragraph: [Line] = []
         var line: [Word] = []
         func endLine() {
-            if !line.isEmpty { paragraph.append(Line(box: union(line.map(\.box)), words: line)) }
+            if !line.isEmpty { paragraph.append(Line(box: Rect.enclosing(line.map(\.box)), words: line)) }
             line = []
         }
         func endParagraph() {
             endLine()
-            if !paragraph.isEmpty { flow.append(Paragraph(box: union(paragraph.map(\.box)), lines: paragraph)) }
+            if !paragraph.isEmpty { flow.append(Paragraph(box: Rect.enclosing(paragraph.map(\.box)), lines: paragraph)) }
             paragraph = []
         }
         func endFlow() {
             endParagraph()
-            if !flow.isEmpty { blocks.append(Block(box: union(flow.map(\.box)), kind: "text", paragraphs: flow)) }
+            if !flow.isEmpty { blocks.append(Block(box: Rect.enclosing(flow.map(\.box)), kind: "text", paragraphs: flow)) }
             flow = []
         }
         var rest = Substring(xhtml)
@@ -92,9 +92,5 @@ enum PDFTextLayout {
             }
         }
         return out + rest
-    }
-
-    private static func union(_ boxes: [Rect]) -> Rect {
-        boxes.dropFirst().reduce(boxes.first ?? Rect(x: 0, y: 0, width: 0, height: 0)) { $0.union($1) }
     }
 }

@@ -183,9 +183,9 @@ extension TesseractRecognizer {
                 return word
             }
         }
-        let lines = words.filter { !$0.isEmpty }.map { Line(box: union($0.map(\.box)), words: $0) }
+        let lines = words.filter { !$0.isEmpty }.map { Line(box: Rect.enclosing($0.map(\.box)), words: $0) }
         guard !lines.isEmpty else { return nil }
-        let box = union(lines.map(\.box))
+        let box = Rect.enclosing(lines.map(\.box))
         let block = Block(box: box, kind: "table", paragraphs: [Paragraph(box: box, lines: lines)])
         return PageResult(width: image.width, height: image.height, resolution: resolution, text: "", meanConfidence: 0,
                           blocks: [block])
@@ -258,13 +258,6 @@ extension TesseractRecognizer {
             }
         }
         return pieces
-    }
-
-    /// The smallest rectangle holding all of `boxes` (not empty).
-    static func union(_ boxes: [Rect]) -> Rect {
-        let x0 = boxes.map(\.x).min()!, y0 = boxes.map(\.y).min()!
-        let x1 = boxes.map(\.maxX).max()!, y1 = boxes.map(\.maxY).max()!
-        return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
     /// The letters and digits of the words read at least `confidentWord` surely. Marks are not counted: a rule
