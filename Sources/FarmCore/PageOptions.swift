@@ -65,7 +65,7 @@ public struct PageOptions: Sendable, Equatable {
     /// the page's model are always stored, and hOCR, ALTO, PAGE and JSON not listed here are rendered from the model
     /// when exported or served). Default: the PDF page (`defaultOutputs`), which shows the page image.
     public var outputs: [OutputFormat]
-    /// At `fast`, a page whose reading looks weak is read again with other variants and each line keeps its surest
+    /// At either level, a page whose reading looks weak is read again with other variants and each line keeps its surest
     /// reading (off: `--no-second-reading`, to measure it or to save its time).
     public var secondReading: Bool = true
     /// The scans' resolution in pixels per inch, for files that do not say it or say it wrong (`--image-dpi`); nil:

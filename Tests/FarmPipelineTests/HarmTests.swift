@@ -130,4 +130,25 @@ struct HarmTests {
         #expect(abs(ScaleStage.factor(for: .init(xHeight: 32, support: 100, smallXHeight: 16), target: target) - 0.75) < 1e-9)
         #expect(abs(ScaleStage.factor(for: .init(xHeight: 36, support: 100, smallXHeight: 12), target: target) - 1) < 1e-9)
     }
+
+    @Test("deskew does no harm to a bilevel scan: a 1-bit page is turned as gray, not sheared into stair steps")
+    func bilevelScanTurned() throws {
+        let name = "tesseract-testdata/8071_093.3B"
+        let bytes = try Fixtures.read("\(name).tif")
+        #expect(try Pix(encoded: bytes).depth == 1)
+        let truth = String(decoding: try Fixtures.read("\(name).gt.txt"), as: UTF8.self)
+        func read(skipping stages: [CorrectionStage]) throws -> PageResult {
+            var options = PageOptions()
+            options.skippedStages = stages
+            return try PageProcessor(engine: .tesseract).process(.image(bytes, index: 0), options: options).result
+        }
+        let corrected = try read(skipping: [])
+        #expect(corrected.findings["deskew"]?["applied"]?.boolValue == true, "\(corrected.findings)")
+        let raw = try read(skipping: CorrectionStage.allCases)
+        let (f1, _) = Self.scores(reference: truth, hypothesis: corrected.text)
+        let (rawF1, _) = Self.scores(reference: truth, hypothesis: raw.text)
+        // Measured: turned 0.42° by shearing the 1-bit page, F1 0.987 ("Manor" read "Manot", "from" "fom", "tell"
+        // "fell"); turned as gray 0.9925; raw tesseract 0.9917.
+        #expect(f1 >= rawF1, "F1 \(f1) against raw \(rawF1): \(corrected.text)")
+    }
 }
