@@ -18,8 +18,9 @@ import Tesseract
 ///   `addedLineConfidence`);
 /// - a line on a row where the first reading read words (the block's padding takes in a neighbouring row; large
 ///   print reaches into its neighbour's height) takes their place only where it reads them surer by `surerMargin`
-///   points a character (`readsSurer`), and goes where the first of them was (SROIE 495: "Ss" read at confidence 32
-///   over the ink the block reads as "Total Sale:" at 96). Else those words stand and the line is dropped.
+///   points a character (`readsSurer`), or reads them alike and more beside them (`readsBeyond`), and goes where the
+///   first of them was (SROIE 495: "Ss" read at confidence 32 over the ink the block reads as "Total Sale:" at 96).
+///   Else those words stand and the line is dropped.
 extension TesseractRecognizer {
     /// A blank region taller than this many median text heights is a picture, not rows of text.
     static let blankRegionRows = 8
@@ -94,6 +95,21 @@ extension TesseractRecognizer {
         return sureness(line.words) > sureness(under) + Double(characters) * surerMargin / 50
     }
 
+    /// Whether a block `line` reads every word of the first reading on its row (`under`) alike (letters and digits,
+    /// case folded, as `agreement` compares them) and, beside them, words that would be kept over an empty row
+    /// (`readsSurer` against nothing): the words both readings share are no evidence either way, and the words only
+    /// the block read are judged as any line over nothing (SROIE 525: "> ~ 2300 HRS" at full-page segmentation, the
+    /// block "FRI-SAT: 1000 HRS - 2300 HRS"; on all of its words the block is surer by less than the margin).
+    static func readsBeyond(_ line: Line, repeating under: [Word]) -> Bool {
+        func key(_ word: Word) -> String { String(word.text.filter { $0.isLetter || $0.isNumber }).lowercased() }
+        var rest = line.words
+        for word in under {
+            guard let match = rest.firstIndex(where: { key($0) == key(word) }) else { return false }
+            rest.remove(at: match)
+        }
+        return rest.count < line.words.count && readsSurer(Line(box: line.box, words: rest), than: [])
+    }
+
     /// Whether `line` holds no letter or digit (no words, or only blanks and marks).
     static func isBlank(_ line: Line) -> Bool {
         !line.words.contains(where: WordShape.holdsText)
@@ -148,7 +164,8 @@ struct BlankRegionChoice {
         var filled: [Line] = []
         for line in lines where !taken.contains(where: { TesseractRecognizer.sharesRow($0, line.box) }) {
             let under = words.filter { !outread.contains($0.at) && TesseractRecognizer.sharesRow($0.word.box, line.box) }
-            guard TesseractRecognizer.readsSurer(line, than: under.map(\.word)) else { continue }
+            guard TesseractRecognizer.readsSurer(line, than: under.map(\.word))
+                    || TesseractRecognizer.readsBeyond(line, repeating: under.map(\.word)) else { continue }
             if let first = under.map(\.at.line).min() {
                 before[first, default: []].append(line)
                 outread.formUnion(under.map(\.at))

@@ -79,7 +79,7 @@ struct ReceiptShapeTests {
         #expect((finding["words_read_again"]?.intValue ?? 0) >= 2, "\(finding)")
     }
 
-    @Test("a block line replaces words on its row only when surer by the margin; over an empty row, when surer than not")
+    @Test("a block line replaces words on its row when surer by the margin, or when it repeats them and reads more surer than not; over an empty row, when surer than not")
     func surerBlockLines() {
         func word(_ text: String, x: Int, y: Int = 100, _ confidence: Double) -> Word {
             Word(text: text, box: Rect(x: x, y: y, width: 20 * text.count, height: 20), confidence: confidence)
@@ -93,6 +93,17 @@ struct ReceiptShapeTests {
         #expect(TesseractRecognizer.readsSurer(line([word("1x", x: 0, 92), word("15,56SR", x: 60, 68)]), than: []))
         #expect(!TesseractRecognizer.readsSurer(line([word("ata", x: 0, 20), word("|", x: 80, 70)]), than: []))
         #expect(!TesseractRecognizer.readsSurer(line([word("7", x: 0, 96), word("=", x: 30, 96)]), than: []))
+        // A block line that repeats the words under it and reads more beside them: the words only it read are judged
+        // as a line over nothing (SROIE 525's confidences). One that reads a word under it otherwise, or adds only
+        // words below even odds, does not.
+        let hours = line([word("FRI-SAT:", x: 0, 42), word("1000", x: 170, 42), word("HRS", x: 260, 86), word("-", x: 330, 16),
+                          word("2300", x: 360, 91), word("HRS", x: 450, 88)])
+        let under = [word("2300", x: 360, 96), word("HRS", x: 450, 92)]
+        #expect(!TesseractRecognizer.readsSurer(hours, than: under))
+        #expect(TesseractRecognizer.readsBeyond(hours, repeating: under))
+        #expect(!TesseractRecognizer.readsBeyond(hours, repeating: under + [word("Sun", x: 0, 90)]))
+        #expect(!TesseractRecognizer.readsBeyond(line([word("ee", x: 0, 20), word("2300", x: 360, 91)]), repeating: under.prefix(1).map { $0 }))
+        #expect(!TesseractRecognizer.readsBeyond(line(under), repeating: under))
         // A word of the row above, taken in by the block's edge, is not on the block line's row.
         let row = Rect(x: 0, y: 100, width: 200, height: 30)
         #expect(TesseractRecognizer.sharesRow(Rect(x: 10, y: 104, width: 60, height: 22), row))
