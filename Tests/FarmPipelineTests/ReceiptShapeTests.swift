@@ -79,7 +79,7 @@ struct ReceiptShapeTests {
         #expect((finding["words_read_again"]?.intValue ?? 0) >= 2, "\(finding)")
     }
 
-    @Test("a block line replaces words on its row when surer by the margin, or when it repeats them and reads more surer than not; over an empty row, when surer than not")
+    @Test("a block line replaces words on its row when surer by the margin, or when it repeats them and reads more surer than not")
     func surerBlockLines() {
         func word(_ text: String, x: Int, y: Int = 100, _ confidence: Double) -> Word {
             Word(text: text, box: Rect(x: x, y: y, width: 20 * text.count, height: 20), confidence: confidence)
@@ -89,7 +89,8 @@ struct ReceiptShapeTests {
         #expect(TesseractRecognizer.readsSurer(sale, than: [word("Ss", x: 0, 32)]))
         // The same words read a point or two surer are no better reading.
         #expect(!TesseractRecognizer.readsSurer(sale, than: [word("Total", x: 0, 94), word("Sale:", x: 110, 95)]))
-        // Over nothing: a line read below even odds, or of single characters, is not kept.
+        // Against nothing (the words a block line reads beyond those under it): below even odds, or single characters,
+        // is not surer.
         #expect(TesseractRecognizer.readsSurer(line([word("1x", x: 0, 92), word("15,56SR", x: 60, 68)]), than: []))
         #expect(!TesseractRecognizer.readsSurer(line([word("ata", x: 0, 20), word("|", x: 80, 70)]), than: []))
         #expect(!TesseractRecognizer.readsSurer(line([word("7", x: 0, 96), word("=", x: 30, 96)]), than: []))
@@ -104,6 +105,10 @@ struct ReceiptShapeTests {
         #expect(!TesseractRecognizer.readsBeyond(hours, repeating: under + [word("Sun", x: 0, 90)]))
         #expect(!TesseractRecognizer.readsBeyond(line([word("ee", x: 0, 20), word("2300", x: 360, 91)]), repeating: under.prefix(1).map { $0 }))
         #expect(!TesseractRecognizer.readsBeyond(line(under), repeating: under))
+        // Kept: confident and surer, or repeating and more; not kept: a line over nothing below `addedLineConfidence`.
+        #expect(TesseractRecognizer.keeps(sale, over: [word("Ss", x: 0, 32)]))
+        #expect(TesseractRecognizer.keeps(hours, over: under))
+        #expect(!TesseractRecognizer.keeps(line([word("1x", x: 0, 92), word("15,56SR", x: 60, 40)]), over: []))
         // A word of the row above, taken in by the block's edge, is not on the block line's row.
         let row = Rect(x: 0, y: 100, width: 200, height: 30)
         #expect(TesseractRecognizer.sharesRow(Rect(x: 10, y: 104, width: 60, height: 22), row))
