@@ -252,13 +252,17 @@ public enum FileSystem {
     }
 
     /// Removes a file, or a directory and everything in it. Symlinks are removed, never followed.
-    public static func remove(_ path: String) {
+    public static func remove(_ path: String) { remove(RawPath(path)) }
+
+    /// Removes a file, or a directory and everything in it, by the names' bytes: a name that is not UTF-8 is
+    /// removed too (as a string it would be read with replacement characters, and name nothing).
+    public static func remove(_ path: RawPath) {
         guard let info = try? status(path, followLinks: false) else { return }
         if info.kind == .directory {
-            for name in (try? entries(path)) ?? [] { remove(path + "/" + name) }
-            rmdir(path)
+            for name in (try? entries(path)) ?? [] { remove(path.appending(name)) }
+            _ = path.withCString { rmdir($0) }
         } else {
-            unlink(path)
+            _ = path.withCString { unlink($0) }
         }
     }
 

@@ -50,6 +50,24 @@ struct FileSystemTests {
         #expect(whole.isWhole && whole.bytes == [7, 8, 9] && seen == [7, 8, 9])
     }
 
+    @Test("remove takes a tree whose names are not UTF-8, and removes a symlink without following it")
+    func removeRawNames() throws {
+        let outside = folder.write("outside.txt", text: "kept")
+        let tree = RawPath(folder.file("tree"))
+        let odd = tree.appending([0x6C, 0xE9, 0x74, 0xE9])  // "lété" in Latin-1
+        try FileSystem.makeDirectory(folder.file("tree"))
+        try #require(odd.withCString { mkdir($0, 0o755) } == 0)
+        let file = odd.appending(Array("x".utf8) + [0xFF, 0x0A])
+        let fd = file.withCString { open($0, O_WRONLY | O_CREAT, 0o644) }
+        try #require(fd >= 0)
+        close(fd)
+        try #require(tree.appending(Array("link".utf8)).withCString { symlink(outside, $0) } == 0)
+
+        FileSystem.remove(folder.file("tree"))  // as TemporaryDirectory removes itself
+        #expect((try? FileSystem.status(tree, followLinks: false)) == nil, "the tree is gone")
+        #expect(try FileSystem.read(outside) == Array("kept".utf8), "the link's target is untouched")
+    }
+
     @Test("a FIFO is refused before along sees anything")
     func readAlongRefusesFIFO() throws {
         let fifo = folder.file("fifo")

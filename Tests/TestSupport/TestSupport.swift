@@ -1,5 +1,6 @@
 import FarmCore
 import Foundation
+import Synchronization
 
 /// Paths and helpers shared by the test targets.
 public enum Fixtures {
@@ -33,16 +34,34 @@ public enum Fixtures {
     }
 }
 
-/// A temporary directory removed when the value is released.
+/// A temporary directory removed when the value is released, or when the test process exits if it never is (a
+/// suite's shared fixture held in a `static let` lives as long as the process).
 public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
     public init(_ prefix: String = "ocrfarm-test") {
         path = (try? FileSystem.makeTemporaryDirectory(prefix: prefix)) ?? "/tmp/\(prefix)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        Self.live.withLock { live in
+            if !live.removedAtExit {
+                live.removedAtExit = true
+                atexit { TemporaryDirectory.removeLeftAtExit() }
+            }
+            live.paths.insert(path)
+        }
     }
 
-    deinit { FileSystem.remove(path) }
+    deinit {
+        FileSystem.remove(path)
+        _ = Self.live.withLock { $0.paths.remove(path) }
+    }
+
+    /// The directories not yet released, and whether the process removes them when it exits.
+    private static let live = Mutex<(paths: Set<String>, removedAtExit: Bool)>(([], false))
+
+    private static func removeLeftAtExit() {
+        for path in live.withLock({ $0.paths }) { FileSystem.remove(path) }
+    }
 
     public func file(_ name: String) -> String { path + "/" + name }
 
