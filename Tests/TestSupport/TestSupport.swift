@@ -42,26 +42,20 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public init(_ prefix: String = "ocrfarm-test") {
         path = (try? FileSystem.makeTemporaryDirectory(prefix: prefix)) ?? "/tmp/\(prefix)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        Self.live.withLock { live in
-            if !live.removedAtExit {
-                live.removedAtExit = true
-                atexit { TemporaryDirectory.removeLeftAtExit() }
-            }
-            live.paths.insert(path)
-        }
+        _ = Self.live.withLock { $0.insert(path) }
     }
 
     deinit {
         FileSystem.remove(path)
-        _ = Self.live.withLock { $0.paths.remove(path) }
+        _ = Self.live.withLock { $0.remove(path) }
     }
 
-    /// The directories not yet released, and whether the process removes them when it exits.
-    private static let live = Mutex<(paths: Set<String>, removedAtExit: Bool)>(([], false))
-
-    private static func removeLeftAtExit() {
-        for path in live.withLock({ $0.paths }) { FileSystem.remove(path) }
-    }
+    /// The directories not yet released. Made once, on first use, which is when the process is asked to remove
+    /// what is left of them at exit.
+    private static let live: Mutex<Set<String>> = {
+        atexit { for path in TemporaryDirectory.live.withLock({ $0 }) { FileSystem.remove(path) } }
+        return Mutex([])
+    }()
 
     public func file(_ name: String) -> String { path + "/" + name }
 
