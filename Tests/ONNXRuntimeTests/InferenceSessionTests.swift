@@ -131,6 +131,25 @@ struct InferenceSessionTests {
         }
     }
 
+    @Test("the option setters at positions 13 and 23 are the ones named: their refusals of a bad value say so")
+    func optionSetterPositions() throws {
+        // Outputs do not show which setter ran (sequential mode and full optimization are also close to the
+        // defaults), so ask each for a value only it checks, and read ONNX Runtime's own words back.
+        let api = try NeuralInstall.runtime().api
+        var created: OpaquePointer?
+        try api.check(api.createSessionOptions(&created), .runtime, "CreateSessionOptions")
+        let options = try #require(created)
+        defer { api.releaseSessionOptions(options) }
+        func refusal(_ status: OpaquePointer?) -> String? {
+            do throws(ONNXRuntimeError) { try api.check(status, .runtime, "") } catch { return error.message }
+            return nil
+        }
+        #expect(refusal(api.setSessionExecutionMode(options, 7))?.contains("execution_mode") == true)
+        #expect(refusal(api.setSessionGraphOptimizationLevel(options, -1))?.contains("graph_optimization_level") == true)
+        #expect(refusal(api.setSessionExecutionMode(options, OrtConstant.sequential)) == nil)
+        #expect(refusal(api.setSessionGraphOptimizationLevel(options, OrtConstant.enableAll)) == nil)
+    }
+
     @Test("two sessions on two threads at once give what one session gives")
     func twoThreads() throws {
         let runtime = try NeuralInstall.runtime()
