@@ -18,7 +18,7 @@ final class LineClassifier {
 
     /// Whether each crop is upside down, surely. Crops are batched in order of their aspect ratio (as the
     /// reference does, so a batch's crops are alike); `checkTime` runs before each batch and may stop the page.
-    func upsideDown<E: Error>(_ crops: [NeuralImage], checkTime: () throws(E) -> Void) throws(PageError<E>) -> [Bool] {
+    func upsideDown<E: Error>(_ crops: [NeuralImage], checkTime: () throws(E) -> Void) throws(ModelRunError<E>) -> [Bool] {
         let order = crops.indices.sorted {
             Double(crops[$0].width) / Double(crops[$0].height) < Double(crops[$1].width) / Double(crops[$1].height)
         }
@@ -45,10 +45,4 @@ final class LineClassifier {
         }
         return flags
     }
-}
-
-/// A failure while running a model on a page: the runtime's, or the page's own reason to stop (its time limit).
-enum PageError<E: Error>: Error {
-    case runtime(ONNXRuntimeError)
-    case stopped(E)
 }

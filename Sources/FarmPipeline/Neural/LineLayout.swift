@@ -23,8 +23,8 @@ enum LineLayout {
     /// "13/01/2018", an item and its price): neighbours on one row (overlapping in height by at least 60% of the
     /// lower one, heights within 1.5×) are joined when the gap between them is under `maxWordGap` line heights,
     /// or when one of them is a short cell and either one is a number (a price, a quantity, an equation's number) or
-    /// some other line nearby crosses the gap (so it is no gutter between two columns of text, whose lines are read
-    /// one column after the other).
+    /// the gap is no gutter between two columns of text, whose lines are read one column after the other: some
+    /// other line nearby crosses it, and neither piece is a line of a column of prose.
     /// Joining runs again while it joins more: rows joined in one pass (a table's numbers) cross the gaps of
     /// the next (its heading's cells).
     static func joinedRows(_ lines: [Line]) -> [Line] {
@@ -57,9 +57,9 @@ enum LineLayout {
             let b = lines[j].box
             let height = Double(min(a.height, b.height)), gap = Double(b.x - a.maxX)
             let isCell = min(lines[i].words.count, lines[j].words.count) <= cellWords
-            guard gap <= maxWordGap * height
-                || (isCell && (isNumber(lines[i]) || isNumber(lines[j]) || isCrossed(from: a.maxX, to: b.x, near: a.union(b), lines, height: height)))
-            else { continue }
+            let isGutter = isProse(i, lines) || isProse(j, lines)
+                || !isCrossed(from: a.maxX, to: b.x, near: a.union(b), lines, height: height)
+            guard gap <= maxWordGap * height || (isCell && (isNumber(lines[i]) || isNumber(lines[j]) || !isGutter)) else { continue }
             next[i] = j
             hasPrevious[j] = true
         }
@@ -77,10 +77,29 @@ enum LineLayout {
         return joined
     }
 
-    /// Whether the line is a number: digits with their punctuation and currency signs, nothing else.
+    /// A line of prose has at least this many words (a receipt's item lines have fewer).
+    static let proseWords = 6
+
+    /// Whether line `index` is a line of a column of prose: it has at least `proseWords` words, and so has a line
+    /// within two line heights above or below it that starts or ends within half a line height of where it does.
+    static func isProse(_ index: Int, _ lines: [Line]) -> Bool {
+        let line = lines[index], box = line.box
+        guard line.words.count >= proseWords else { return false }
+        let slack = box.height / 2, reach = 2 * box.height
+        return lines.indices.contains { other in
+            let near = lines[other].box
+            return other != index && lines[other].words.count >= proseWords
+                && (abs(near.x - box.x) <= slack || abs(near.maxX - box.maxX) <= slack) && near.y <= box.maxY + reach && near.maxY >= box.y - reach
+                && (near.maxY <= box.y || near.y >= box.maxY)
+        }
+    }
+
+    /// Whether the line is mostly a number (a price with its currency and tax code, a quantity, a code): more
+    /// digits than letters.
     static func isNumber(_ line: Line) -> Bool {
-        let text = line.words.map(\.text).joined()
-        return text.contains(where: \.isNumber) && text.allSatisfy { $0.isNumber || ".,:;-+/%()$€£¥#*xX@=".contains($0) }
+        let characters = line.words.flatMap(\.text)
+        let digits = characters.filter(\.isNumber).count, letters = characters.filter(\.isLetter).count
+        return digits > letters
     }
 
     /// Whether a line other than the row's own crosses the gap between x `start` and `end` within `gutterReach`

@@ -65,7 +65,7 @@ public final class NeuralRecognizer: PageRecognizer {
             throw PageFailure(stage: Self.stage, code: .timeout,
                               message: "recognition stopped after the page's time limit of \(limit) ms", retryable: true)
         }
-        func rethrow(_ error: PageError<PageFailure>) -> PageFailure {
+        func rethrow(_ error: ModelRunError<PageFailure>) -> PageFailure {
             switch error {
             case .stopped(let failure): return failure
             case .runtime(let error): return PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)

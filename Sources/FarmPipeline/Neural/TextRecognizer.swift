@@ -32,7 +32,7 @@ final class TextRecognizer {
 
     /// Reads every crop. Crops are batched in order of their aspect ratio, each batch as wide as its widest crop
     /// (narrower ones padded with zeros on the right, as the reference does); `checkTime` runs before each batch.
-    func read<E: Error>(_ crops: [NeuralImage], checkTime: () throws(E) -> Void) throws(PageError<E>) -> [Reading] {
+    func read<E: Error>(_ crops: [NeuralImage], checkTime: () throws(E) -> Void) throws(ModelRunError<E>) -> [Reading] {
         func ratio(_ i: Int) -> Double { Double(crops[i].width) / Double(crops[i].height) }
         let order = crops.indices.sorted { ratio($0) < ratio($1) }
         var readings = [Reading?](repeating: nil, count: crops.count)
