@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
         .target(name: "Zlib", dependencies: ["CZlib"]),
+        // ONNX Runtime's C API, reached through its shared library opened at run time (dlopen): no C module and
+        // nothing at build time, so building, and running with Tesseract alone, need no ONNX Runtime.
+        .target(name: "ONNXRuntime", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
 
         // Domain.
         .target(name: "FarmCore"),
@@ -43,7 +46,7 @@ let package = Package(
         .target(name: "FarmRender", dependencies: ["FarmCore"]),
         // The worker side: decode, correct, recognize, render. It never links the store (ModuleEdgesTests).
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmRender", "FarmAnalysis", "Leptonica",
-                                                     "Tesseract", "QPDF"]),
+                                                     "Tesseract", "QPDF", "ONNXRuntime"]),
         .target(name: "FarmAnalysis", dependencies: ["FarmCore", "ICU"]),
         // Store to folder; qpdf merges the stored PDF pages into a document.
         // A page that failed for good is shown as its image, decoded (Leptonica) from the source after the
@@ -84,6 +87,8 @@ let package = Package(
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
         .testTarget(name: "QPDFTests", dependencies: ["QPDF", "FarmCore", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
+        // Golden/: the inputs and the script that made the expected outputs with ONNX Runtime's Python binding.
+        .testTarget(name: "ONNXRuntimeTests", dependencies: ["ONNXRuntime", "TestSupport"], exclude: ["Golden"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),

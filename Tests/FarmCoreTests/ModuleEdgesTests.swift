@@ -147,6 +147,15 @@ struct ModuleEdgesTests {
         }
     }
 
+    @Test("ONNX Runtime is opened at run time: its wrapper has no C module and no dependency; ingest does not reach it")
+    func onnxRuntimeLoadedAtRunTime() {
+        // No systemLibrary and no link to it: building, and running with Tesseract alone, need no ONNX Runtime.
+        #expect(graph.modules["ONNXRuntime"]?.kind == .target)
+        #expect(graph.modules["ONNXRuntime"]?.dependencies == [])
+        #expect(graph.modules["FarmPipeline"]?.dependencies.contains("ONNXRuntime") == true)
+        #expect(!graph.closure(of: "FarmIngest").contains("ONNXRuntime"), "FarmIngest reaches ONNXRuntime")
+    }
+
     @Test("the renderers depend on FarmCore only")
     func renderersOnCoreOnly() {
         #expect(graph.closure(of: "FarmRender") == ["FarmCore"])
