@@ -1,0 +1,102 @@
+import FarmCore
+
+/// What the recognizer read on one line crop: its characters, each with the time step where it fired, its
+/// probability and the runner-up at that step; split into words with boxes along the crop.
+struct DecodedLine: Sendable, Equatable {
+    /// One decoded symbol.
+    struct Character: Sendable, Equatable {
+        var text: String
+        /// The time step where the symbol fired first (each step covers `crop width / usedSteps` pixels).
+        var step: Int
+        var probability: Double
+        /// The second likeliest symbol at that step ("" for the blank) and its probability.
+        var alternative: String
+        var alternativeProbability: Double
+    }
+
+    /// A word of the line: its characters' positions in `characters` and its extent along the crop (pixels).
+    struct Word: Sendable, Equatable {
+        var range: Range<Int>
+        var text: String
+        var start: Double
+        var end: Double
+        /// Mean probability of its characters, 0–1.
+        var confidence: Double
+    }
+
+    var characters: [Character]
+    /// The number of time steps the recognizer gave for the line's batch.
+    var steps: Int
+
+    var text: String { characters.map(\.text).joined() }
+
+    /// The reference pipeline's line score: the mean probability of the characters (0 when none).
+    var confidence: Double {
+        characters.isEmpty ? 0 : characters.map(\.probability).reduce(0, +) / Double(characters.count)
+    }
+
+    /// The words: runs of characters between spaces, split where the text changes between Chinese or Japanese
+    /// and other scripts (so the page's text joins them as `Scripts.join` does). `stepWidth` is the width of one
+    /// time step in crop pixels and `cropWidth` the crop's width: a character is centred on its step, and a word
+    /// reaches half the line's mean character pitch beyond its first and last characters' centres (the reference's
+    /// `CalRecBoxes`); neighbouring words that overlap share the overlap.
+    func words(stepWidth: Double, cropWidth: Double) -> [Word] {
+        var runs: [Range<Int>] = []
+        var start: Int?
+        for (i, character) in characters.enumerated() {
+            let isSpace = character.text.allSatisfy(\.isWhitespace)
+            if isSpace {
+                if let s = start { runs.append(s..<i); start = nil }
+                continue
+            }
+            if let s = start, isUnspaced(characters[i - 1].text) != isUnspaced(character.text) {
+                runs.append(s..<i)
+                start = i
+            } else if start == nil {
+                start = i
+            }
+        }
+        if let s = start { runs.append(s..<characters.count) }
+        guard !runs.isEmpty else { return [] }
+        // The mean pitch of characters within words of two or more, else the crop shared among the characters.
+        let pitches = runs.filter { $0.count > 1 }.map { run in
+            Double(characters[run.last!].step - characters[run.first!].step) * stepWidth / Double(run.count - 1)
+        }
+        let pitch = pitches.isEmpty ? cropWidth / Double(max(1, characters.count)) : pitches.reduce(0, +) / Double(pitches.count)
+        var words = runs.map { run in
+            let first = (Double(characters[run.first!].step) + 0.5) * stepWidth - pitch / 2
+            let last = (Double(characters[run.last!].step) + 0.5) * stepWidth + pitch / 2
+            let probabilities = characters[run].map(\.probability)
+            return Word(range: run, text: characters[run].map(\.text).joined(),
+                        start: min(max(first, 0), cropWidth), end: min(max(last, 0), cropWidth),
+                        confidence: probabilities.reduce(0, +) / Double(probabilities.count))
+        }
+        for i in words.indices.dropLast() where words[i].end > words[i + 1].start {
+            let middle = (words[i].end + words[i + 1].start) / 2
+            words[i].end = middle
+            words[i + 1].start = middle
+        }
+        return words
+    }
+
+    /// Other readings of the word at `range`, best first, at most `count`: the word as read, then with each of
+    /// its least sure characters replaced by the runner-up at its step (dropped when that is the blank).
+    /// Confidences are the mean character probability, 0–100.
+    func candidates(of range: Range<Int>, count: Int) -> [Candidate] {
+        guard count > 0, !range.isEmpty else { return [] }
+        let word = Array(characters[range])
+        let n = Double(word.count)
+        let total = word.map(\.probability).reduce(0, +)
+        var readings = [Candidate(text: word.map(\.text).joined(), confidence: 100 * total / n)]
+        for i in word.indices.sorted(by: { word[$0].probability < word[$1].probability }) where readings.count < count {
+            var texts = word.map(\.text)
+            texts[i] = word[i].alternative
+            let text = texts.joined()
+            guard !text.isEmpty, !readings.contains(where: { $0.text == text }) else { continue }
+            readings.append(Candidate(text: text, confidence: 100 * (total - word[i].probability + word[i].alternativeProbability) / n))
+        }
+        return readings.sorted { $0.confidence > $1.confidence }
+    }
+
+    private func isUnspaced(_ text: String) -> Bool { text.unicodeScalars.first.map(Scripts.isUnspaced) ?? false }
+}

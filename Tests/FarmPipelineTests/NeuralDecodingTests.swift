@@ -1,0 +1,87 @@
+import Testing
+import FarmCore
+@testable import FarmPipeline
+
+/// CTC decoding and word boxes on synthetic time-step matrices.
+@Suite("Neural recognizer decoding")
+struct NeuralDecodingTests {
+    /// A decoder over a small dictionary: index 1 "a", 2 "b", 3 "c", 4 "1", 5 "中", 6 "文", 7 the space.
+    static let decoder = CTCDecoder(dictionary: "a\nb\nc\n1\n中\n文")
+
+    /// A `steps` × classes matrix where step i gives `best[i]` probability 0.9 (or `sure[i]`) and the rest shared out,
+    /// `second[i]` the runner-up when given.
+    static func matrix(_ best: [Int], sure: [Int: Float] = [:], second: [Int: Int] = [:]) -> [Float] {
+        let classes = decoder.classCount
+        var values = [Float](repeating: 0.01, count: best.count * classes)
+        for (step, index) in best.enumerated() {
+            values[step * classes + index] = sure[step] ?? 0.9
+            if let runnerUp = second[step] { values[step * classes + runnerUp] = 0.05 }
+        }
+        return values
+    }
+
+    static func decode(_ values: [Float], steps: Int) -> DecodedLine {
+        values.withUnsafeBufferPointer { decoder.decode($0, steps: steps) }
+    }
+
+    @Test("the dictionary's symbols are split at line feeds only, and a combining mark stays a symbol")
+    func dictionary() {
+        let decoder = CTCDecoder(dictionary: "a\n\u{301}\nb")
+        #expect(decoder.symbols == ["a", "\u{301}", "b", " "])
+        #expect(decoder.classCount == 5)
+        #expect(Self.decoder.classCount == 8)
+    }
+
+    @Test("repeats merge, a blank between repeats keeps both, blanks vanish")
+    func repeatsAndBlanks() {
+        // a a _ a b b _ _ c c  → "aabc"
+        let line = Self.decode(Self.matrix([1, 1, 0, 1, 2, 2, 0, 0, 3, 3]), steps: 10)
+        #expect(line.text == "aabc")
+        #expect(line.characters.map(\.step) == [0, 3, 4, 8])
+        #expect(abs(line.confidence - 0.9) < 1e-6)
+        // Nothing but blanks: an empty line with confidence 0.
+        let empty = Self.decode(Self.matrix([0, 0, 0]), steps: 3)
+        #expect(empty.text.isEmpty && empty.confidence == 0)
+        #expect(empty.words(stepWidth: 8, cropWidth: 24).isEmpty)
+    }
+
+    @Test("the line's confidence is the mean of its characters' probabilities")
+    func confidence() {
+        let line = Self.decode(Self.matrix([1, 0, 2], sure: [0: 0.6, 2: 1.0]), steps: 3)
+        #expect(abs(line.confidence - 0.8) < 1e-6)
+    }
+
+    @Test("word boxes: words split at spaces and script changes, centred on their steps, overlaps shared")
+    func wordBoxes() {
+        // Steps:  0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+        //         a _ b _ c _ ␣ _ _ 1 _  1  ␣  中 文 _
+        let line = Self.decode(Self.matrix([1, 0, 2, 0, 3, 0, 7, 0, 0, 4, 0, 4, 7, 5, 6, 0]), steps: 16)
+        #expect(line.text == "abc 11 中文")
+        let words = line.words(stepWidth: 10, cropWidth: 160)
+        #expect(words.map(\.text) == ["abc", "11", "中文"])
+        // Pitches: "abc" (4 − 0) × 10 / 2 = 20, "11" (11 − 9) × 10 = 20, "中文" 10: mean 50/3.
+        let pitch = 50.0 / 3
+        #expect(abs(words[0].start - max(0, 5 - pitch / 2)) < 1e-9)
+        #expect(abs(words[0].end - (45 + pitch / 2)) < 1e-9)
+        #expect(abs(words[1].start - (95 - pitch / 2)) < 1e-9)
+        // "11" ends at 115 + pitch/2 ≈ 123.3 and "中文" starts at 135 − pitch/2 ≈ 126.7: apart, untouched.
+        #expect(abs(words[2].end - min(160, 145 + pitch / 2)) < 1e-9)
+        // A script change without a space splits too; overlapping neighbours meet in the middle.
+        let mixed = Self.decode(Self.matrix([1, 2, 5, 6]), steps: 4).words(stepWidth: 10, cropWidth: 40)
+        #expect(mixed.map(\.text) == ["ab", "中文"])
+        #expect(mixed[0].end == mixed[1].start)
+        #expect(mixed[0].end > 15 && mixed[0].end < 25)
+        #expect(mixed.allSatisfy { $0.start >= 0 && $0.end <= 40 && $0.start < $0.end })
+    }
+
+    @Test("candidates: the reading first, then the least sure character's runner-up; a blank runner-up drops it")
+    func candidates() {
+        let line = Self.decode(Self.matrix([1, 2, 3], sure: [1: 0.5], second: [1: 3]), steps: 3)
+        let candidates = line.candidates(of: 0..<3, count: 3)
+        #expect(candidates.first?.text == "abc")
+        #expect(candidates.map(\.text).contains("acc"))
+        #expect(candidates.count <= 3)
+        #expect(zip(candidates, candidates.dropFirst()).allSatisfy { $0.confidence >= $1.confidence })
+        #expect(line.candidates(of: 0..<3, count: 0).isEmpty)
+    }
+}
