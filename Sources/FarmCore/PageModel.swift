@@ -31,6 +31,7 @@ public struct PageModel: Sendable, Equatable {
             ("blocks", .array(r.blocks.map(Self.block))),
             ("timings", .array(r.timings.map { [JSON($0.stage), JSON($0.milliseconds)] })),
         ]
+        if let engine = r.engine { fields.append(("engine", JSON(engine))) }
         if r.findings != .null { fields.append(("stages", r.findings)) }
         if let quality = r.quality { fields.append(("quality", quality.json)) }
         if let toOriginal = r.toOriginal { fields.append(("to_original", .array(toOriginal.m.map { JSON($0) }))) }
@@ -61,6 +62,7 @@ public struct PageModel: Sendable, Equatable {
         result.language = json["language"]?.stringValue
         result.keywords = json["keywords"]?.arrayValue?.compactMap(\.stringValue) ?? []
         result.findings = json["stages"] ?? .null
+        result.engine = json["engine"]?.stringValue
         if let quality = json["quality"] {
             guard let read = PageQuality(json: quality) else { return nil }
             result.quality = read
@@ -86,6 +88,7 @@ public struct PageModel: Sendable, Equatable {
         var version: Int?, context: RenderContext?, width: Int?, height: Int?, resolution = 0, meanConfidence = 0.0
         var language: String?, keywords: [String] = [], blocks: [Block]?, timings: [StageTiming]?
         var findings = JSON.null, quality: PageQuality?, toOriginal: Homography?, originalSize: (Int, Int)?
+        var engine: String?
         do {
             try reader.object { reader, key in
                 switch key {
@@ -106,6 +109,7 @@ public struct PageModel: Sendable, Equatable {
                         return StageTiming(stage: stage, milliseconds: ms)
                     }
                 case "stages": findings = try reader.value()
+                case "engine": engine = try reader.value().stringValue
                 case "quality":
                     guard let read = PageQuality(json: try reader.value()) else { throw reader.failure("quality") }
                     quality = read
@@ -132,6 +136,7 @@ public struct PageModel: Sendable, Equatable {
         result.language = language
         result.keywords = keywords
         result.findings = findings
+        result.engine = engine
         result.quality = quality
         result.toOriginal = toOriginal
         if let size = originalSize { (result.originalWidth, result.originalHeight) = (size.0, size.1) }

@@ -40,6 +40,16 @@ public enum PDFTextMode: String, Sendable, CaseIterable {
     case force
 }
 
+/// The engine that reads a page (`--engine`); stored per document by raw value, carried in every JOB.
+public enum ReadingEngine: String, Sendable, CaseIterable {
+    /// Tesseract's LSTM with its language models and word lists, with ocrfarm's second reading.
+    case tesseract
+    /// PP-OCRv6 text detection and recognition run by ONNX Runtime (`Scripts/install-neural`).
+    case neural
+    /// Per page, the engine the page's evidence favours (`AutomaticEngine`).
+    case auto
+}
+
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
 public struct PageOptions: Sendable, Equatable {
     /// Languages in priority order.
@@ -78,6 +88,8 @@ public struct PageOptions: Sendable, Equatable {
     public var pdfImage: PDFImageChoice?
     /// What becomes of a PDF page that has text already (`--pdf-text`).
     public var pdfText: PDFTextMode = .skip
+    /// The engine that reads the page (`--engine`).
+    public var engine: ReadingEngine = .tesseract
 
     /// The renderings stored unless `--outputs` says otherwise: the PDF page only, the one a page's model cannot
     /// give back (it shows the page image).
@@ -126,6 +138,7 @@ public struct PageOptions: Sendable, Equatable {
         if pdfType != .pdfa2b { fields.append(("pdf_type", JSON(pdfType.rawValue))) }
         if let pdfImage { fields.append(("pdf_image", JSON(pdfImage.rawValue))) }
         if pdfText != .skip { fields.append(("pdf_text", JSON(pdfText.rawValue))) }
+        if engine != .tesseract { fields.append(("engine", JSON(engine.rawValue))) }
         return .object(fields)
     }
 
@@ -148,6 +161,7 @@ public struct PageOptions: Sendable, Equatable {
         pdfType = json?["pdf_type"]?.stringValue.flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         pdfImage = json?["pdf_image"]?.stringValue.flatMap(PDFImageChoice.init(rawValue:))
         pdfText = json?["pdf_text"]?.stringValue.flatMap(PDFTextMode.init(rawValue:)) ?? .skip
+        engine = json?["engine"]?.stringValue.flatMap(ReadingEngine.init(rawValue:)) ?? .tesseract
         outputs = json?["outputs"]?.arrayValue.map { items in
             OutputFormat.storable.filter { format in items.contains { $0.stringValue == format.rawValue } }
         } ?? Self.defaultOutputs

@@ -146,6 +146,9 @@ public struct PageResult: Sendable, Equatable {
     public var keywords: [String] = []
     /// How far the reading can be trusted, with its parts and the worst line (`PageQuality`); nil when not measured.
     public var quality: PageQuality?
+    /// The engine that read the page, with its version ("tesseract 5.3.0", "PP-OCRv6-small (onnxruntime 1.32.0)");
+    /// nil when nothing read it (the null engine, a PDF page's own text kept).
+    public var engine: String?
 
     public init(width: Int, height: Int, resolution: Int, text: String, meanConfidence: Double,
                 blocks: [Block], timings: [StageTiming] = [])
@@ -194,6 +197,7 @@ public struct PageResult: Sendable, Equatable {
             })),
             ("lines", .array(lines.map { .object([("box", $0.box.json), ("text", JSON($0.text))]) })),
         ]
+        if let engine { fields.insert(("engine", JSON(engine)), at: 5) }
         if let originalWidth, let originalHeight {
             fields.append(("original_size", [JSON(originalWidth), JSON(originalHeight)]))
         }
@@ -237,6 +241,7 @@ extension PageResult {
         language = json["language"]?.stringValue
         keywords = json["keywords"]?.arrayValue?.compactMap(\.stringValue) ?? []
         quality = PageQuality(json: json["quality"])
+        engine = json["engine"]?.stringValue
     }
 
     /// The full structure (blocks → paragraphs → lines → words), the page's language and keywords as JSON, for storage.
@@ -252,6 +257,7 @@ extension PageResult {
             ("timings_ms", .object(timings.map { ($0.stage, .rounded($0.milliseconds, places: 1)) })),
         ]
         if let quality { fields.insert(("quality", quality.json), at: 6) }
+        if let engine { fields.insert(("engine", JSON(engine)), at: 4) }
         return .object(fields)
     }
 

@@ -37,9 +37,10 @@ public struct RecognizedPage: Sendable {
     public func rendering(_ format: OutputFormat) -> [UInt8]? { renderings.first { $0.format == format }?.bytes }
 }
 
-/// Which engine a slot runs.
+/// Whether a slot reads pages.
 public enum EngineKind: String, Sendable, CaseIterable {
-    case tesseract
+    /// Each page is read by the engine its options name (`PageOptions.engine`, `Engines`).
+    case page
     /// Returns an empty result at once, without decoding: for measuring everything around OCR.
     case none
 }
@@ -66,31 +67,42 @@ public final class PageProcessor {
     /// should ICU fail to open its word rules (the page then goes without them rather than failing).
     private lazy var analyzer: PageAnalyzer? = engine == .none ? nil : try? PageAnalyzer()
 
-    public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = nil) {
+    /// `engines` makes a page's recognizer from the engine its options name (`Engines.standard`: Tesseract, the
+    /// neural engine, and the automatic choice between them).
+    public init(engine: EngineKind, limits: DecodeLimits = DecodeLimits(), pipeline: PipelineOptions? = nil,
+                engines: Engines = .standard)
+    {
         self.engine = engine
         self.limits = limits
         self.pipelineOverride = pipeline
         makeRecognizer = { key throws(PageFailure) -> any PageRecognizer in
             if engine == .none { return NullRecognizer() }
-            return try TesseractRecognizer(languages: key.languages, languageCorrection: key.languageCorrection)
+            return try engines.make(key.engine, EngineRequest(languages: key.languages, languageCorrection: key.languageCorrection))
         }
     }
 
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page); with `auto`
     /// the engines are made as pages need them.
-    public func prepare(languages: [String]) throws(PageFailure) {
+    public func prepare(languages: [String], engine readingEngine: ReadingEngine = .tesseract) throws(PageFailure) {
         if languages != [PageOptions.automaticLanguage] {
-            _ = try recognizer(for: RecognizerKey(languages: languages, languageCorrection: true))
+            _ = try recognizer(for: RecognizerKey(engine: readingEngine, languages: languages, languageCorrection: true))
         }
         _ = seeingStages(pipelineOverride ?? PipelineOptions())
     }
 
+    /// The engine of the recognizer used last, for logs ("none" for the null engine).
     public var engineName: String {
-        engine == .none ? "none" : recognizers.values.first?.engineName ?? "tesseract"
+        engine == .none ? "none" : recognizerOrder.last.flatMap { recognizers[$0]?.engineName } ?? "tesseract"
     }
 
-    /// The creator the documents of this engine name.
-    public static var documentCreator: DocumentCreator { DocumentCreator(engine: "tesseract \(TesseractInfo.version)") }
+    /// The creator the documents of a page read by Tesseract name (a page's own is `DocumentCreator(engine:)` of its
+    /// result's `engine`).
+    public static var documentCreator: DocumentCreator { DocumentCreator(engine: TesseractRecognizer.version) }
+
+    /// The creator the documents of `result` name: ocrfarm's version with the engine that read the page.
+    public static func documentCreator(of result: PageResult) -> DocumentCreator {
+        result.engine.map(DocumentCreator.init(engine:)) ?? documentCreator
+    }
 
     /// Decodes, corrects and recognizes one page, and renders it as each of `outputs` (`PageArtifacts`; the PDF
     /// page from the kept page image); every failure is a `PageFailure`, never a crash. `sourceName` names the page
@@ -109,7 +121,7 @@ public final class PageProcessor {
         var file: [UInt8]?
         if outputs.contains(where: \.needsPageImage), case .image(let bytes, _) = source { file = bytes }
         // A PDF page with text of its own is kept as it is (`--pdf-text skip`): its text is its result.
-        if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine == .tesseract {
+        if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine != .none {
             if let existing = try PDFRasterizer.existingText(bytes, page: index) {
                 return try Self.keptPage(bytes, index: index, existing: existing, outputs: outputs, sourceName: sourceName,
                                          languages: options.languages, start: start)
@@ -131,11 +143,13 @@ public final class PageProcessor {
             (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
         }
         let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options))
+        let recognizer = try recognizer(for: RecognizerKey(engine: options.engine, languages: options.languages,
+                                                           languageCorrection: options.languageCorrection))
         // A weak page is read again as decoded, and a table's cells are read from the file's own pixels (at every
-        // level, with or without the second reading), so the image is kept whenever Tesseract reads and the stages
-        // may change the page: a color image as 8-bit gray (what Tesseract reads of it anyway, a quarter of the
-        // memory), any other as it is (a reference, no copy).
-        let keepsUncorrected = engine == .tesseract && !pipeline.stages.isEmpty
+        // level, with or without the second reading), so the image is kept whenever the engine reads it (Tesseract)
+        // and the stages may change the page: a color image as 8-bit gray (what Tesseract reads of it anyway, a
+        // quarter of the memory), any other as it is (a reference, no copy).
+        let keepsUncorrected = recognizer.readsUncorrectedImage && !pipeline.stages.isEmpty
         let uncorrected = !keepsUncorrected ? nil : decoded.image.depth == 32 ? try? decoded.image.luminance() : decoded.image
         // The decoded image goes to the stages, which let go of each image once the next exists.
         let (image, seen) = try pipeline.run(consume decoded, languages: options.languages)
@@ -144,12 +158,11 @@ public final class PageProcessor {
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
         if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
-        let recognizer = try recognizer(for: RecognizerKey(languages: options.languages,
-                                                           languageCorrection: options.languageCorrection))
         var result = try recognizer.recognize(corrected, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,
             level: options.level, languageCorrection: options.languageCorrection, secondReading: options.secondReading))
+        if result.engine == nil && engine != .none { result.engine = recognizer.engineVersion }
         // The PDF page is rendered from the result as read (boxes on the recognized page, mapped onto the picture
         // shown; `pdfPicture`), and timed as a stage of its own.
         var pdf: [UInt8]?
@@ -184,12 +197,12 @@ public final class PageProcessor {
                                                 onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
             result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
-        if engine == .tesseract || analyzer != nil {
-            Self.analyze(&result, with: analyzer, page: engine == .tesseract ? image : nil, options: options)
+        if engine != .none {
+            Self.analyze(&result, with: analyzer, page: image, options: options)
         }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
-                                              creator: Self.documentCreator)
+                                              creator: DocumentCreator(engine: result.engine ?? recognizer.engineVersion))
         return RecognizedPage(result: result, renderings: renderings)
     }
 
@@ -305,7 +318,8 @@ public final class PageProcessor {
         {
             var probed: [(String, JSON)] = []
             for probe in AutomaticLanguage.probes(installed: installed) {
-                let reader = try recognizer(for: RecognizerKey(languages: probe, languageCorrection: options.languageCorrection))
+                let reader = try recognizer(for: RecognizerKey(engine: .tesseract, languages: probe,
+                                                               languageCorrection: options.languageCorrection))
                 let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
                                                 options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
                 let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read)
@@ -365,8 +379,9 @@ public final class PageProcessor {
     }
 }
 
-/// What an engine is made for: its languages, and whether it loads their word lists.
+/// What an engine is made for: which engine, its languages, and whether it loads their word lists.
 struct RecognizerKey: Hashable {
+    let engine: ReadingEngine
     let languages: [String]
     let languageCorrection: Bool
 }

@@ -38,11 +38,24 @@ public struct RecognitionOptions: Sendable, Equatable {
 
 
 /// The OCR engine seam. One recognizer per page slot, created once and reused; used on its slot's thread only.
+/// The page processor knows engines only through this protocol; `Engines` says which type each `--engine` makes.
 public protocol PageRecognizer: AnyObject {
-    /// A short name for logs and results, e.g. "tesseract 5.3.0 eng".
+    /// A short name for logs, e.g. "tesseract 5.3.0 eng".
     var engineName: String { get }
+    /// The engine and its version as results and documents name it (`PageResult.engine`, the documents'
+    /// creator), e.g. "tesseract 5.3.0" or "PP-OCRv6-small (onnxruntime 1.32.0)".
+    var engineVersion: String { get }
+    /// Whether the engine reads the page as decoded as well as corrected (`DecodedPage.uncorrected`), so the
+    /// processor keeps that image through the stages.
+    var readsUncorrectedImage: Bool { get }
     /// Reads one page. Rendering is not the recognizer's: `PageProcessor` renders the documents asked for.
+    /// The result's `engine` is the engine that read it (`engineVersion`, or the one an automatic choice made).
     func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult
+}
+
+extension PageRecognizer {
+    public var engineVersion: String { engineName }
+    public var readsUncorrectedImage: Bool { false }
 }
 
 /// Returns an empty result at once: for measuring everything around OCR.

@@ -52,10 +52,31 @@ public final class TesseractRecognizer: PageRecognizer {
         } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.message)
         }
-        engineName = "tesseract \(TesseractEngine.version) \(languages.joined(separator: "+"))"
+        engineName = "\(Self.version) \(languages.joined(separator: "+"))"
     }
 
+    /// "tesseract 5.3.0": the engine as results and documents name it.
+    public static var version: String { "tesseract \(TesseractInfo.version)" }
+    public var engineVersion: String { Self.version }
+    /// The second reading reads weak pages as decoded, and table cells come from the file's own pixels.
+    public var readsUncorrectedImage: Bool { true }
+
     public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
+        try finish(try readFirst(page, options: options), page: page, options: options)
+    }
+
+    /// A page's first reading: the page as the engine reads it (small text removed, table rulings taken out) and
+    /// what it read there. `finish` makes the page's result of it; `AutomaticRecognizer` weighs it first.
+    struct FirstReading {
+        let image: Pix
+        let tables: [Leptonica.Box]
+        let recognition: Recognition
+        /// When the page's reading began (the time limit covers every reading since).
+        let start: UInt64
+    }
+
+    /// Reads the page once, as `recognize` begins.
+    func readFirst(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> FirstReading {
         let start = Clock.monotonicNanoseconds
         if options.candidates != engine.candidateCount { engine.candidateCount = options.candidates }
         var image = page.image
@@ -69,6 +90,19 @@ public final class TesseractRecognizer: PageRecognizer {
         let tables: [Leptonica.Box]
         (image, tables) = try Self.tablePrepared(image)
         let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
+        return FirstReading(image: image, tables: tables, recognition: recognition, start: start)
+    }
+
+    /// Lets go of the engines' copies of the page (when a page's first reading is not finished).
+    func releasePage() {
+        engine.releasePage()
+        secondary?.releasePage()
+    }
+
+    /// The page's result from its first reading: tables' cells, the second reading, the accurate level's readings,
+    /// the secondary languages, the word corrections and the reading order.
+    func finish(_ first: FirstReading, page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
+        let (image, tables, recognition, start) = (first.image, first.tables, first.recognition, first.start)
         var result = PageResult(recognition, resolution: page.declaredResolution)
         _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution,
                               uncorrected: page.uncorrected)
@@ -100,9 +134,9 @@ public final class TesseractRecognizer: PageRecognizer {
         }
         if result.arrangeInReadingOrder() { result.text = Self.text(of: result) }
         // The model holds all that is needed now; the engines' copies of the page are freed before the next one.
-        engine.releasePage()
-        secondary?.releasePage()
+        releasePage()
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
+        result.engine = Self.version
         return result
     }
 

@@ -24,6 +24,10 @@ enum PageJSON {
         JSON.write(r.text, into: &out)
         out.add(",\"mean_confidence\":")
         JSON.write(r.meanConfidence, places: 2, into: &out)
+        if let engine = r.engine {
+            out.add(",\"engine\":")
+            JSON.write(engine, into: &out)
+        }
         out.add(",\"language\":")
         if let language = r.language { JSON.write(language, into: &out) } else { out.add("null") }
         out.add(",\"keywords\":[")

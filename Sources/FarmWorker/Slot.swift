@@ -78,9 +78,9 @@ struct Slot {
                 // keeps it once, and renders hOCR, ALTO, PAGE and JSON from it; the structure is its page-level part.
                 let model = PageModel(result: result, context: RenderContext(
                     source: job.source, page: job.index + 1, languages: job.options.languages, created: Clock.now,
-                    creator: PageProcessor.documentCreator.version))
+                    creator: PageProcessor.documentCreator(of: result).version))
                 message = .result(ResultMessage(
-                    attempt: job.attempt, engine: processor.engineName, meanConfidence: result.meanConfidence,
+                    attempt: job.attempt, engine: result.engine ?? processor.engineName, meanConfidence: result.meanConfidence,
                     width: result.width, height: result.height, timings: result.timings,
                     text: Array(result.text.utf8), structure: result.summaryJSON.bytes,
                     artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) } + [("model", model.json.bytes)]))

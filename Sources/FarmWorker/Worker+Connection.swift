@@ -34,7 +34,7 @@ extension Worker {
         let held = tracker.held()
         send(.hello(Hello(worker: configuration.id, host: HostInfo.hostname, pid: HostInfo.pid, version: FarmVersion.string,
                           slots: configuration.slots, languages: configuration.languages,
-                          engine: configuration.engine.rawValue, held: held)))
+                          engine: configuration.engineName, held: held)))
         outstandingCredit = 0
         topUpCredit()
         let waiting = unsent

@@ -14,7 +14,10 @@ public struct WorkerConfiguration: Sendable {
     public var slots: Int
     /// Jobs taken beyond the slots, so a slot never waits on the network.
     public var prefetch: Int
+    /// Whether the slots read pages (each with the engine its document names) or return empty results at once.
     public var engine: EngineKind
+    /// The engine made at start for `languages` (others on first use), and the one the worker names itself by.
+    public var startEngine: ReadingEngine
     /// Languages whose engine is made at start (others on first use).
     public var languages: [String]
     public var heartbeatMilliseconds: Int
@@ -41,8 +44,11 @@ public struct WorkerConfiguration: Sendable {
     /// (a Slurm array task) ends when the queue is empty. nil: serve until stopped.
     public var exitWhenIdleSeconds: Double?
 
-    public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .tesseract,
-                languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
+    /// The engine the worker names itself by (HELLO, logs): "none", or the engine made at start.
+    public var engineName: String { engine == .none ? EngineKind.none.rawValue : startEngine.rawValue }
+
+    public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .page,
+                startEngine: ReadingEngine = .tesseract, languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, reconnectMinimumMilliseconds: Int = Wire.reconnectMinimumMilliseconds,
                 reconnectMaximumMilliseconds: Int = Wire.reconnectMaximumMilliseconds, graceSeconds: Double = 30,
                 id: WorkerID? = nil, parentPID: Int32? = nil, beforePage: (@Sendable (Job) -> Void)? = nil,
@@ -52,6 +58,7 @@ public struct WorkerConfiguration: Sendable {
         self.slots = max(1, slots)
         self.prefetch = max(0, prefetch)
         self.engine = engine
+        self.startEngine = startEngine
         self.languages = languages
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.liveness = liveness
@@ -167,7 +174,7 @@ public final class Worker {
             throw WorkerError(problems.joined(separator: "; "))
         }
         Log.info("worker ready", ["worker": configuration.id.rawValue, "slots": String(configuration.slots),
-                                  "engine": configuration.engine.rawValue])
+                                  "engine": configuration.engineName])
     }
 
     /// Starts slot `index` on a new thread with its own engine; `ready` is called on that thread with nil once the
@@ -191,7 +198,7 @@ public final class Worker {
                     socket = try Socket(context, type: .push)
                     try socket.set(.linger, 1000)
                     try socket.connect(endpoint)
-                    try processor.prepare(languages: configuration.languages)
+                    try processor.prepare(languages: configuration.languages, engine: configuration.startEngine)
                 } catch {
                     ready("slot \(index): \(error)")
                     return

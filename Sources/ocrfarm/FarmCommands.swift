@@ -191,7 +191,8 @@ struct WorkerCommand: Command {
         OptionSpec("--connect", value: "ENDPOINT", "The coordinator (default: tcp://127.0.0.1:5555)."),
         OptionSpec("--slots", value: "N", "Pages read at once, one engine each (default: the number of cores)."),
         OptionSpec("--prefetch", value: "N", "Jobs held beyond the slots so a slot never waits (default: 1)."),
-        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
+        OptionSpec("--engine", value: "ENGINE",
+                   "The engine loaded at start: tesseract (default), neural or auto (each page is read by the engine its document names); none returns empty results at once, to measure the farm itself."),
         OptionSpec("--lang", value: "LANGS", "Languages whose engines load at start (default: eng)."),
         OptionSpec("--grace", value: "SECONDS", "On SIGTERM, time to finish pages in hand (default: 30)."),
         OptionSpec("--exit-when-idle", value: "SECONDS", "Leave, exit status 0, once no page has been in hand this long (default: never)."),
@@ -231,13 +232,14 @@ struct WorkerCommand: Command {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "worker takes no arguments") }
         curve = try CurveClientOptions(arguments)
         try LogOptions.apply(arguments, role: "worker")
-        let engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
+        let startEngine = try CorrectionOptions.engine(arguments, allowingNone: true)
+        let engine: EngineKind = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
         configuration = WorkerConfiguration(
             connect: arguments.string("--connect") ?? "tcp://127.0.0.1:5555",
             slots: try arguments.int("--slots", range: 1...256) ?? NativeThread.processorCount,
             prefetch: try arguments.int("--prefetch", range: 0...1000) ?? 1,
-            engine: engine, languages: languages,
+            engine: engine, startEngine: startEngine ?? .tesseract, languages: languages,
             heartbeatMilliseconds: try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds,
             graceSeconds: try arguments.double("--grace", range: 0...86_400) ?? 30,
             parentPID: try arguments.int("--parent", range: 1...Int(Int32.max)).map { Int32($0) },
@@ -271,7 +273,7 @@ struct WorkerCommand: Command {
         Shutdown.install()
         var configuration = configuration
         configuration.curve = try curve.keys()
-        if configuration.engine == .tesseract { try EngineCheck.languages(configuration.languages) }
+        if configuration.engine == .page { try EngineCheck.engine(configuration.startEngine, languages: configuration.languages) }
         let worker = try Worker(configuration: configuration, context: try Context())
         do {
             return try worker.run()

@@ -13,9 +13,7 @@ struct OCRCommand: Command {
         OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
-    ] + DecodeLimitOptions.specs + [
-        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure everything but OCR (default: tesseract)."),
-    ] + CorrectionOptions.specs
+    ] + DecodeLimitOptions.specs + CorrectionOptions.specs
     static let discussion = """
     A multi-page TIFF gives one page per image, a PDF one page per page (rendered at the resolution of the
     page's images, at most 600 dpi; pages without a large image at 300 dpi). With several pages, text pages are separated by form feeds,
@@ -34,7 +32,7 @@ struct OCRCommand: Command {
     let timeoutMilliseconds: Int?
     let maxPixels: Int
     let pageMemory: Int
-    let engine: String
+    let engine: EngineKind
     let pageOptions: PageOptions
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -50,9 +48,11 @@ struct OCRCommand: Command {
         jobs = try arguments.int("--jobs", range: 1...256) ?? NativeThread.processorCount
         timeoutMilliseconds = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
         (maxPixels, pageMemory) = try DecodeLimitOptions.parse(arguments)
-        engine = try arguments.choice("--engine", ["tesseract", "none"]) ?? "tesseract"
         pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages,
-                                                                             timeoutMilliseconds: timeoutMilliseconds))
+                                                                             timeoutMilliseconds: timeoutMilliseconds),
+                                                  allowingNoEngine: true)
+        // --engine none: everything but the reading is measured.
+        engine = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
         if format == .page && arguments.positionals.count > 1 && !(outPath.map(FileSystem.isDirectory) ?? false) {
             throw UsageError(message: "PAGE XML holds one page per file: for several images give --out an existing folder")
         }
@@ -62,14 +62,15 @@ struct OCRCommand: Command {
     }
 
     func run() throws -> ExitStatus {
-        if engine == "tesseract" { try EngineCheck.languages(languages) }
+        if engine == .page { try EngineCheck.engine(pageOptions.engine, languages: languages) }
         let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
-                                      pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo)
+                                      pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo,
+                                      engine: pageOptions.engine)
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
         let batch = LocalBatch(
             paths: paths, slots: jobs, outputs: writer.pageRenderings, pageOptions: pageOptions,
-            makeProcessor: { PageProcessor(engine: engine == "none" ? .none : .tesseract, limits: limits) })
+            makeProcessor: { PageProcessor(engine: engine, limits: limits) })
 
         var filesWithPages = Set<String>()
         var filesWithFailures = Set<String>()
@@ -122,6 +123,18 @@ enum DecodeLimitOptions {
 }
 
 enum EngineCheck {
+    /// The engine's own prerequisites (the neural engine's runtime and models), then the languages'.
+    static func engine(_ engine: ReadingEngine, languages: [String]) throws {
+        if engine != .tesseract {
+            do throws(NeuralModelsError) {
+                _ = try NeuralModels.locate()
+            } catch {
+                throw CommandFailure(.unavailable, "--engine \(engine.rawValue): \(error.description)")
+            }
+        }
+        try self.languages(languages)
+    }
+
     static func languages(_ languages: [String]) throws {
         let installed = TesseractInfo.installedLanguages
         if languages.contains(PageOptions.automaticLanguage) {

@@ -35,14 +35,17 @@ final class OutputWriter {
     /// PAGE XML holds one page per document: pages wait here until the end.
     private var pageDocuments: [(name: String, xml: String)] = []
 
-    static var system: String { PageProcessor.documentCreator.software }
+    /// Who made the document: ocrfarm with the engine the pages are read by.
+    private let creator: DocumentCreator
+    private var system: String { creator.software }
 
     /// The one-page documents the pages are to come with: a format that needs the page image (the PDF) is merged
     /// from the pages' own documents; the others are written here from the result model, one document for all.
     var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
 
     init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b,
-         replacingEarlier: Bool = false) throws {
+         replacingEarlier: Bool = false, engine: ReadingEngine = .tesseract) throws {
+        creator = Engines.documentCreator(for: engine)
         self.format = format
         self.replacingEarlier = replacingEarlier
         self.pdfType = pdfType
@@ -68,7 +71,7 @@ final class OutputWriter {
         }
         switch format {
         case .json: emit("{\"pages\":[\n")
-        case .hocr: emit(HOCR.header(system: Self.system))
+        case .hocr: emit(HOCR.header(system: system))
         case .alto: break   // the header names the first page's image: written with it
         case .pdf:
             let directory = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdf")
@@ -111,7 +114,7 @@ final class OutputWriter {
             case .alto:
                 if pagesWritten == 1 { emitALTOHeader(imageName: report.path) }
                 emit(ALTO.page(exported))
-            default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: Self.system, created: Clock.now)))
+            default: pageDocuments.append((pageFileName(report), PAGEXML.document(exported, creator: system, created: Clock.now)))
             }
         case .pdf:
             pdfPagesSeen += 1
@@ -159,7 +162,7 @@ final class OutputWriter {
     /// ALTO names one source image per document: the first page's (each `Page` has its number).
     private func emitALTOHeader(imageName: String) {
         emit(ALTO.header(imageName: imageName, software: "ocrfarm",
-                         version: PageProcessor.documentCreator.version))
+                         version: creator.version))
     }
 
     /// One page: the PAGE document itself. Several: one file each in the folder given by --out.

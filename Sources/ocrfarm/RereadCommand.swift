@@ -8,7 +8,7 @@ struct RereadCommand: Command {
     static let arguments = ""
     /// The reading options a reread may change; any other option of the document stays as submitted.
     static let readingOptions = ["--lang", "--mode", "--skip", "--raw", "--candidates", "--words", "--min-text-height", "--level",
-                                 "--no-second-reading", "--image-dpi", "--pdf-type", "--no-language-correction"]
+                                 "--no-second-reading", "--image-dpi", "--pdf-type", "--no-language-correction", "--engine"]
     static let options: [OptionSpec] = [
         StoreOption.spec,
         OptionSpec("--document", value: "NAME", repeatable: true,
@@ -71,6 +71,7 @@ struct RereadCommand: Command {
         if given.contains("--image-dpi") { options.imageDPI = fresh.imageDPI }
         if given.contains("--pdf-type") { options.pdfType = fresh.pdfType }
         if given.contains("--no-language-correction") { options.languageCorrection = fresh.languageCorrection }
+        if given.contains("--engine") { options.engine = fresh.engine }
         return options
     }
 
@@ -84,6 +85,7 @@ struct RereadCommand: Command {
         }
         let languages = Set(plans.flatMap { $0.1.languages })
         if given.contains("--lang") { try EngineCheck.languages(Array(languages).sorted()) }
+        for engine in Set(plans.map(\.1.engine)) where given.contains("--engine") { try EngineCheck.engine(engine, languages: []) }
         let store = dryRun ? reader : try Store(path: storePath)
         var out = ""
         var total = 0
@@ -92,7 +94,7 @@ struct RereadCommand: Command {
             total += queued
             out += "  \(Printable.text(plan.document.name)): \(queued) done page\(queued == 1 ? "" : "s")"
             if plan.other > 0 { out += " (\(plan.other) not done left as they are)" }
-            out += "; lang \(options.languages.joined(separator: "+")), level \(options.level.rawValue)"
+            out += "; lang \(options.languages.joined(separator: "+")), level \(options.level.rawValue), engine \(options.engine.rawValue)"
             if !options.skippedStages.isEmpty { out += ", skip \(options.skippedStages.map(\.rawValue).joined(separator: ","))" }
             out += "\n"
         }

@@ -20,7 +20,6 @@ struct RunCommand: Command {
         StoreOption.spec,
         OptionSpec("--workers", value: "N", "Worker processes (default: the number of cores)."),
         OptionSpec("--slots", value: "N", "Pages each worker reads at once (default: 1)."),
-        OptionSpec("--engine", value: "ENGINE", "tesseract, or none to measure the farm itself (default: tesseract)."),
         OptionSpec("--max-attempts", value: "N", "Tries before a page fails for good (default: 3)."),
         OptionSpec("--retry-delay", value: "SECONDS", "Wait before the first retry; doubles with each retry (default: 1)."),
         OptionSpec("--heartbeat", value: "MS", "Heartbeat interval in milliseconds (default: 1000)."),
@@ -60,10 +59,11 @@ struct RunCommand: Command {
             throw UsageError(message: "no files or folders given, and there is no store \(storePath) to resume")
         }
         paths = RawArguments.paths(arguments.positionals)
-        submitOptions = try SubmitOptionSpecs.parse(arguments)
+        submitOptions = try SubmitOptionSpecs.parse(arguments, allowingNoEngine: true)
         workers = try arguments.int("--workers", range: 1...256) ?? NativeThread.processorCount
         slots = try arguments.int("--slots", range: 1...256) ?? 1
-        engine = EngineKind(rawValue: try arguments.choice("--engine", EngineKind.allCases.map(\.rawValue)) ?? "tesseract")!
+        // --engine none: the workers return empty results at once, to measure the farm itself.
+        engine = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
         maxAttempts = try arguments.int("--max-attempts", range: 1...100) ?? 3
         retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds
@@ -79,7 +79,7 @@ struct RunCommand: Command {
 
     func run() throws -> ExitStatus {
         Shutdown.install()
-        if engine == .tesseract { try EngineCheck.languages(submitOptions.pageOptions.languages) }
+        if engine == .page { try EngineCheck.engine(submitOptions.pageOptions.engine, languages: submitOptions.pageOptions.languages) }
         // Paths that are not there at all are reported before anything is made: a mistyped folder leaves no
         // empty store (or lock file) behind.
         if !paths.isEmpty {
@@ -213,7 +213,8 @@ struct RunCommand: Command {
         } catch {
             throw CommandFailure(.software, error.description)
         }
-        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots), "--engine", engine.rawValue,
+        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots),
+                               "--engine", engine == .none ? CorrectionOptions.noEngine : submitOptions.pageOptions.engine.rawValue,
                                "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
                                "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
         workerArguments += decodeLimits

@@ -30,13 +30,14 @@ enum SubmitOptionSpecs {
                    "Renderings stored with each page as made at OCR time: pdf, hocr, alto, page, json (comma-separated), or none; hOCR, ALTO, PAGE and JSON not listed are rendered from the stored reading when exported or served. Default: pdf."),
     ] + CorrectionOptions.specs
 
-    static func parse(_ arguments: ParsedArguments) throws(UsageError) -> SubmitOptions {
+    static func parse(_ arguments: ParsedArguments, allowingNoEngine: Bool = false) throws(UsageError) -> SubmitOptions {
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
         guard !languages.isEmpty, languages.allSatisfy({ !$0.isEmpty }) else {
             throw UsageError(message: "--lang takes languages joined by '+', e.g. chi_sim+eng")
         }
         let timeout = try arguments.double("--timeout", range: 0.001...86_400).map { Int($0 * 1000) }
-        var pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages, timeoutMilliseconds: timeout))
+        var pageOptions = try CorrectionOptions.apply(arguments, to: PageOptions(languages: languages, timeoutMilliseconds: timeout),
+                                                      allowingNoEngine: allowingNoEngine)
         if let list = arguments.string("--outputs") {
             let names = list == "none" ? [] : list.split(separator: ",").map { String($0).trimmed }
             for name in names where !OutputFormat.storable.map(\.rawValue).contains(name) {
@@ -238,9 +239,18 @@ enum CorrectionOptions {
                    "PDF pages that have text already: skip (kept as they are, their text stored; default), redo (read again, replacing ocrfarm's earlier text layer) or force (read, and text laid over theirs)."),
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
+        OptionSpec("--engine", value: "ENGINE",
+                   "tesseract (default), neural (PP-OCRv6 through ONNX Runtime: receipts, tables, small or faint print; Scripts/install-neural installs it) or auto (per page: Tesseract where its first reading is sure, else the neural engine where it writes the page's languages)."),
     ]
 
-    static func apply(_ arguments: ParsedArguments, to options: PageOptions) throws(UsageError) -> PageOptions {
+    /// `--engine none`: the commands that measure everything but reading (`ocr`, `run`) take it besides the engines.
+    static let noEngine = "none"
+
+    /// The options `arguments` give, over `options`; `allowingNoEngine`: `--engine none` is taken (and leaves the
+    /// engine as it is: the caller runs the null engine).
+    static func apply(_ arguments: ParsedArguments, to options: PageOptions, allowingNoEngine: Bool = false)
+        throws(UsageError) -> PageOptions
+    {
         var options = options
         options.imageMode = try arguments.choice("--mode", ImageMode.allCases.map(\.rawValue)).flatMap(ImageMode.init(rawValue:)) ?? .gray
         var skipped = Set<CorrectionStage>()
@@ -272,6 +282,13 @@ enum CorrectionOptions {
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         options.pdfImage = try arguments.choice("--pdf-image", PDFImageChoice.allCases.map(\.rawValue)).flatMap(PDFImageChoice.init(rawValue:))
         options.pdfText = try arguments.choice("--pdf-text", PDFTextMode.allCases.map(\.rawValue)).flatMap(PDFTextMode.init(rawValue:)) ?? .skip
+        options.engine = try engine(arguments, allowingNone: allowingNoEngine) ?? .tesseract
         return options
+    }
+
+    /// The engine `--engine` names; nil when not given, or when it is `none` and `allowingNone`.
+    static func engine(_ arguments: ParsedArguments, allowingNone: Bool) throws(UsageError) -> ReadingEngine? {
+        let names = ReadingEngine.allCases.map(\.rawValue) + (allowingNone ? [noEngine] : [])
+        return try arguments.choice("--engine", names).flatMap(ReadingEngine.init(rawValue:))
     }
 }

@@ -63,7 +63,7 @@ struct WatchCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         let options = farm.submitOptions
-        if farm.engine == .tesseract && !noWorkers { try EngineCheck.languages(options.pageOptions.languages) }
+        if farm.engine == .page && !noWorkers { try EngineCheck.engine(options.pageOptions.engine, languages: options.pageOptions.languages) }
         guard FileSystem.isDirectory(folder.description), let root = FileSystem.canonicalPath(folder) else {
             Console.error("ocrfarm watch: \(folder): not a folder")
             return .noInput

@@ -140,7 +140,7 @@ struct HarmTests {
         func read(skipping stages: [CorrectionStage]) throws -> PageResult {
             var options = PageOptions()
             options.skippedStages = stages
-            return try PageProcessor(engine: .tesseract).process(.image(bytes, index: 0), options: options).result
+            return try PageProcessor(engine: .page).process(.image(bytes, index: 0), options: options).result
         }
         let corrected = try read(skipping: [])
         #expect(corrected.findings["deskew"]?["applied"]?.boolValue == true, "\(corrected.findings)")

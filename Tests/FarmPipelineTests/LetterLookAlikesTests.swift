@@ -50,7 +50,7 @@ struct LetterLookAlikesTests {
 
     @Test("eurotext read with eng at fast: 'sobre o cão preguiçoso', not 'sobre 0' nor 'pregui¢oso'")
     func eurotext() throws {
-        let result = try PageProcessor(engine: .tesseract)
+        let result = try PageProcessor(engine: .page)
             .process(.image(Fixtures.read("tesseract-testdata/eurotext.tif"), index: 0), options: PageOptions()).result
         #expect(result.text.contains("sobre o c"), "\(result.text)")
         #expect(!result.text.contains("sobre 0"), "\(result.text)")

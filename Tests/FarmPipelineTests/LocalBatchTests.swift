@@ -80,7 +80,7 @@ struct LocalBatchTests {
     func noEngine() {
         let batch = LocalBatch(paths: [Fixtures.phototest], slots: 2,
                                pageOptions: PageOptions(languages: ["nonexistent"])) {
-            PageProcessor(engine: .tesseract)
+            PageProcessor(engine: .page)
         }
         do {
             try batch.run { _ in }
@@ -93,7 +93,7 @@ struct LocalBatchTests {
     @Test("with real Tesseract, two slots read phototest and render its PDF page")
     func realEngine() throws {
         let batch = LocalBatch(paths: [Fixtures.phototest, Fixtures.phototest], slots: 2, outputs: [.pdf]) {
-            PageProcessor(engine: .tesseract)
+            PageProcessor(engine: .page)
         }
         var reports: [PageReport] = []
         try batch.run { reports.append($0) }

@@ -54,7 +54,7 @@ struct PaperPageTests {
 
     @Test("a real paper page read by the pipeline scores above main's reading of it (0.700)")
     func pageReading() throws {
-        let processor = PageProcessor(engine: .tesseract)
+        let processor = PageProcessor(engine: .page)
         let result = try processor.process(.image(Fixtures.read(Self.page), index: 0), options: PageOptions()).result
         let f1 = Self.wordF1(reference: try Self.truth(), hypothesis: result.text)
         #expect(f1 >= 0.712, "word F1 \(f1)")

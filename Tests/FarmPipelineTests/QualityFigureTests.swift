@@ -9,7 +9,7 @@ import TestSupport
 @Suite("The page quality figure (real Tesseract)")
 struct QualityFigureTests {
     func read(_ bytes: [UInt8], skip: [CorrectionStage] = []) throws -> PageResult {
-        let processor = PageProcessor(engine: .tesseract)
+        let processor = PageProcessor(engine: .page)
         var options = PageOptions()
         options.skippedStages = skip
         return try processor.process(.image(bytes, index: 0), options: options).result

@@ -6,7 +6,7 @@ import TestSupport
 @Suite("Receipts: rules read as letters left out, rows read from blank regions and row by row (real Tesseract)")
 struct ReceiptShapeTests {
     func read(_ fixture: String) throws -> PageResult {
-        try PageProcessor(engine: .tesseract).process(.image(Fixtures.read(fixture), index: 0), options: PageOptions()).result
+        try PageProcessor(engine: .page).process(.image(Fixtures.read(fixture), index: 0), options: PageOptions()).result
     }
 
     func truth(_ fixture: String) throws -> String {

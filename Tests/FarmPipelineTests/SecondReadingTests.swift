@@ -23,7 +23,7 @@ struct SecondReadingTests {
     }
 
     func read(_ fixture: String, secondReading: Bool) throws -> PageResult {
-        let processor = PageProcessor(engine: .tesseract)
+        let processor = PageProcessor(engine: .page)
         let bytes = try Fixtures.read(fixture)
         var options = PageOptions()
         options.secondReading = secondReading
@@ -80,7 +80,7 @@ struct SecondReadingTests {
         let truth = try String(contentsOfFile: Fixtures.path("reread/sroie-225.gt.txt"), encoding: .utf8).lowercased()
         var options = PageOptions()
         options.level = .accurate
-        let result = try PageProcessor(engine: .tesseract)
+        let result = try PageProcessor(engine: .page)
             .process(.image(Fixtures.read("reread/sroie-225.jpg"), index: 0), options: options).result
         let cer = TextMetrics.characterErrorRate(reference: truth, hypothesis: result.text.lowercased())
         // Measured (release, score.py --fold-case): accurate without the second reading 24.8%, with it 15.6%.
@@ -96,7 +96,7 @@ struct SecondReadingTests {
         var options = PageOptions()
         options.secondReading = true
         options.skippedStages = [.orient]
-        let twice = try PageProcessor(engine: .tesseract).process(.image(try turned.encoded(as: .png), index: 0), options: options)
+        let twice = try PageProcessor(engine: .page).process(.image(try turned.encoded(as: .png), index: 0), options: options)
             .result
         let finding = try #require(twice.findings["second_reading"])
         // Measured: rows chosen by sureness alone swapped one row of garble for another, and the figure rose 0.497 -> 0.520.

@@ -45,7 +45,7 @@ struct TableTests {
         let truth = try String(contentsOfFile: Fixtures.path("reread/sroie-495-rules.gt.txt"), encoding: .utf8).lowercased()
         var options = PageOptions()
         options.skippedStages = CorrectionStage.allCases
-        let raw = try PageProcessor(engine: .tesseract).process(.image(try Fixtures.read("reread/sroie-495-rules.jpg"), index: 0),
+        let raw = try PageProcessor(engine: .page).process(.image(try Fixtures.read("reread/sroie-495-rules.jpg"), index: 0),
                                                                 options: options).result
         let cli = try Run.process("/usr/bin/env", ["tesseract", path, "stdout"], environment: ["OMP_THREAD_LIMIT": "1"])
         #expect(cli.status == 0, "\(cli.stderr)")
@@ -116,7 +116,7 @@ struct TableTests {
 
     @Test("a receipt's rows, enlarged less than twice, are read as printed, not darkened (darkened: CER 13.1%, 9.5% as printed)")
     func receiptRowsNotDarkened() throws {
-        let result = try PageProcessor(engine: .tesseract)
+        let result = try PageProcessor(engine: .page)
             .process(.image(try Fixtures.read("reread/sroie-180-rules.jpg"), index: 0), options: PageOptions()).result
         let truth = String(decoding: try Fixtures.read("reread/sroie-180-rules.gt.txt"), as: UTF8.self).lowercased()
         let cer = TextMetrics.characterErrorRate(reference: truth, hypothesis: result.text.lowercased())
@@ -150,7 +150,7 @@ struct TableTests {
         let name = "PMC1626454_002_00"
         var options = PageOptions()
         if setting == "accurate" { options.level = .accurate } else { options.secondReading = false }
-        let result = try PageProcessor(engine: .tesseract).process(.image(try Fixtures.read("pubtabnet/\(name).png"), index: 0),
+        let result = try PageProcessor(engine: .page).process(.image(try Fixtures.read("pubtabnet/\(name).png"), index: 0),
                                                                    options: options).result
         let truth = String(decoding: try Fixtures.read("pubtabnet/\(name).gt.txt"), as: UTF8.self)
         let (f1, numbers) = HarmTests.scores(reference: truth, hypothesis: result.text)

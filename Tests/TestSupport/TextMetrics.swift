@@ -10,6 +10,32 @@ public enum TextMetrics {
         return Double(editDistance(ref, hyp)) / Double(ref.count)
     }
 
+    /// Order-free word F1 as `shared/bench/score.py` counts it: the texts as bags of word-character runs (letters,
+    /// digits and `_`; each CJK character a word of its own), 2 × common / (reference words + hypothesis words).
+    public static func wordF1(reference: String, hypothesis: String, foldCase: Bool = false) -> Double {
+        func bag(_ text: String) -> [String: Int] {
+            var counts: [String: Int] = [:]
+            var run = ""
+            func flush() { if !run.isEmpty { counts[run, default: 0] += 1; run = "" } }
+            for character in normalized(foldCase ? text.lowercased() : text) {
+                if isCJK(character) && (character.isLetter || character.isNumber) {
+                    flush()
+                    counts[String(character), default: 0] += 1
+                } else if character.isLetter || character.isNumber || character == "_" {
+                    run.append(character)
+                } else {
+                    flush()
+                }
+            }
+            flush()
+            return counts
+        }
+        let (a, b) = (bag(reference), bag(hypothesis))
+        let common = a.reduce(0) { $0 + min($1.value, b[$1.key] ?? 0) }
+        let total = a.values.reduce(0, +) + b.values.reduce(0, +)
+        return total == 0 ? 1 : 2 * Double(common) / Double(total)
+    }
+
     public static func normalized(_ text: String) -> String {
         var collapsed: [Character] = []
         var pendingSpace = false

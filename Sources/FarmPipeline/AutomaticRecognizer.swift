@@ -1,0 +1,115 @@
+import FarmCore
+
+/// `--engine auto`: each page is read by the engine its own evidence favours. Tesseract reads the page once; when
+/// that reading is sure of itself (`EngineEvidence`), Tesseract finishes the page (its second reading, tables, word
+/// corrections), so a clean page costs what it costs with `--engine tesseract`; when the reading is weak, the
+/// neural engine reads the page instead, if its symbols can write the page's languages (`LanguageCoverage`).
+/// The choice and its evidence are the page's `engine` finding.
+///
+/// Owns a Tesseract recognizer and, made when a page first needs it, a neural one; both used on the slot's thread.
+public final class AutomaticRecognizer: PageRecognizer {
+    private let tesseract: TesseractRecognizer
+    private let makeNeural: () throws(PageFailure) -> any NeuralReader
+    private var neural: (any NeuralReader)?
+    private let languages: [String]
+    /// Whether the neural engine writes `languages`, with each language's share of letters, once known.
+    private var coverage: (writes: Bool, shares: [(String, Double)])?
+
+    public init(tesseract: TesseractRecognizer, neural: @escaping () throws(PageFailure) -> any NeuralReader, languages: [String]) {
+        self.tesseract = tesseract
+        self.makeNeural = neural
+        self.languages = languages
+    }
+
+    public var engineName: String { "auto (\(tesseract.engineName)\(neural.map { ", " + $0.engineName } ?? ""))" }
+    public var engineVersion: String { "auto" }
+    public var readsUncorrectedImage: Bool { true }
+
+    public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
+        let first = try tesseract.readFirst(page, options: options)
+        let evidence = EngineEvidence(PageResult(first.recognition, resolution: page.declaredResolution))
+        var finding: [(String, JSON)] = [("evidence", evidence.json)]
+        var chosen = evidence.favoursNeural
+        if chosen {
+            let reader = try neuralReader()
+            let coverage = self.coverage ?? LanguageCoverage.writes(languages, with: reader.symbols)
+            self.coverage = coverage
+            if !coverage.writes {
+                chosen = false
+                finding.append(("not_written", .object(coverage.shares.filter { $0.1 < LanguageCoverage.writableShare }
+                    .map { ($0.0, .rounded($0.1, places: 3)) })))
+            }
+        }
+        var result: PageResult
+        if chosen {
+            tesseract.releasePage()
+            let reader = try neuralReader()
+            result = try reader.recognize(page, options: options)
+            if result.engine == nil { result.engine = reader.engineVersion }
+            // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
+            result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
+                                              - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)
+        } else {
+            result = try tesseract.finish(first, page: page, options: options)
+        }
+        finding.insert(("chosen", JSON(chosen ? ReadingEngine.neural.rawValue : ReadingEngine.tesseract.rawValue)), at: 0)
+        var findings: [(String, JSON)] = [("engine", .object(finding))]
+        if case .object(let recognized) = result.findings { findings += recognized }
+        result.findings = .object(findings)
+        return result
+    }
+
+    private func neuralReader() throws(PageFailure) -> any NeuralReader {
+        if let neural { return neural }
+        let made = try makeNeural()
+        neural = made
+        return made
+    }
+}
+
+/// A neural recognizer as `AutomaticRecognizer` uses it: a recognizer that says which symbols it can write.
+public protocol NeuralReader: PageRecognizer {
+    /// Every character the engine's dictionary has.
+    var symbols: Set<Character> { get }
+}
+
+/// What a page's first Tesseract reading says about which engine should read the page: how sure Tesseract was of
+/// its words, measured per character so that a few long sure words do not hide many short unsure ones.
+public struct EngineEvidence: Sendable, Equatable {
+    /// Characters in the reading's words.
+    public var characters: Int
+    /// The share of those characters in words Tesseract was unsure of (confidence below `weakConfidence`).
+    public var weakShare: Double
+    /// The mean word confidence, weighted by characters (0–100).
+    public var confidence: Double
+
+    /// A word below this confidence is unsure (Tesseract's 0–100 scale).
+    static let weakConfidence = 80.0
+    /// The share of characters in unsure words above which the neural engine reads the page.
+    static let neuralShare = 0.25
+    /// A page with fewer characters than this read is weak whatever their confidence (the layout found no text
+    /// where the neural detector might).
+    static let fewCharacters = 20
+
+    public init(_ reading: PageResult) {
+        var characters = 0, weak = 0
+        var weighted = 0.0
+        for word in reading.words {
+            let count = word.text.count
+            characters += count
+            weighted += word.confidence * Double(count)
+            if word.confidence < Self.weakConfidence { weak += count }
+        }
+        self.characters = characters
+        weakShare = characters == 0 ? 1 : Double(weak) / Double(characters)
+        confidence = characters == 0 ? 0 : weighted / Double(characters)
+    }
+
+    /// Whether the neural engine should read the page.
+    public var favoursNeural: Bool { characters < Self.fewCharacters || weakShare > Self.neuralShare }
+
+    public var json: JSON {
+        .object([("characters", JSON(characters)), ("weak_share", .rounded(weakShare, places: 3)),
+                 ("confidence", .rounded(confidence, places: 1))])
+    }
+}

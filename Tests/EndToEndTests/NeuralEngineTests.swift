@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import FarmCore
+import FarmStore
+import TestSupport
+
+/// The neural engine (PP-OCRv6 through ONNX Runtime, installed by Scripts/install-neural) from the real binary:
+/// pages Tesseract reads badly read well, its documents pass their readers' validators, the automatic choice, the
+/// engine stored per document, and the error when the runtime is missing.
+@Suite("The neural engine and --engine auto (end to end)", .serialized)
+struct NeuralEngineTests {
+    let folder = TemporaryDirectory("e2e-neural")
+
+    func read(_ image: String, engine: String, format: String = "json", _ extra: [String] = []) throws -> ProcessOutput {
+        let output = try Run.ocrfarm(["ocr", image, "--engine", engine, "--format", format, "--jobs", "1"] + extra)
+        #expect(output.status == 0, "\(engine): \(output.stderr)")
+        return output
+    }
+
+    func truth(_ fixture: String) throws -> String {
+        try String(contentsOfFile: Fixtures.path(fixture), encoding: .utf8)
+    }
+
+    @Test("a real receipt: the neural engine reads it with far fewer errors than Tesseract, and says so in the JSON")
+    func receipt() throws {
+        let image = Fixtures.path("reread/sroie-600-dots.jpg")
+        let reference = try truth("reread/sroie-600-dots.gt.txt").lowercased()
+        let output = try JSON.parse(read(image, engine: "neural").text)
+        let neural = output["pages"]?[0] ?? output
+        let tesseract = try read(image, engine: "tesseract", format: "text").text
+        let neuralCER = TextMetrics.characterErrorRate(reference: reference, hypothesis: neural["text"]?.stringValue?.lowercased() ?? "")
+        let tesseractCER = TextMetrics.characterErrorRate(reference: reference, hypothesis: tesseract.lowercased())
+        // Measured (release, score.py --fold-case): neural CER 2.1%, Tesseract 14.1% (with its second reading).
+        #expect(neuralCER < 0.06, "neural CER \(neuralCER)")
+        #expect(neuralCER < tesseractCER - 0.08, "neural \(neuralCER) against Tesseract \(tesseractCER)")
+        #expect(neural["engine"]?.stringValue?.hasPrefix("PP-OCRv6-small (onnxruntime 1.32") == true, "\(neural["engine"] ?? .null)")
+        let words = try #require(neural["words"]?.arrayValue)
+        #expect(words.count > 50, "words, not lines: \(words.count)")
+    }
+
+    @Test("a real table crop: the neural engine reads the small print Tesseract misses")
+    func tableCrop() throws {
+        let image = Fixtures.path("pubtabnet/PMC5198506_004_00.png")
+        let reference = try truth("pubtabnet/PMC5198506_004_00.gt.txt")
+        let neural = try read(image, engine: "neural", format: "text").text
+        let tesseract = try read(image, engine: "tesseract", format: "text").text
+        let neuralF1 = TextMetrics.wordF1(reference: reference, hypothesis: neural)
+        let tesseractF1 = TextMetrics.wordF1(reference: reference, hypothesis: tesseract)
+        // Measured (release, score.py): neural F1 0.835, Tesseract 0.365 (glyphs 4–6 px high).
+        #expect(neuralF1 > 0.75, "neural F1 \(neuralF1)")
+        #expect(neuralF1 > tesseractF1 + 0.3, "neural \(neuralF1) against Tesseract \(tesseractF1)")
+    }
+
+    @Test("a neural page's hOCR, ALTO and PAGE pass their validators, and its PDF's words lie on the JSON's word boxes",
+          .enabled(if: Capabilities.hasFormatValidators))
+    func formats() throws {
+        // A receipt that declares no resolution: --image-dpi gives the JSON's boxes and the PDF one scale.
+        let image = Fixtures.path("reread/sroie-600-dots.jpg")
+        var files: [String] = []
+        for format in ["hocr", "alto", "page", "json"] {
+            files.append(folder.write("neural.\(format)", [UInt8](try read(image, engine: "neural", format: format, ["--image-dpi", "200"]).stdout)))
+        }
+        // The detector's line boxes are unclipped (grown by the DB ratio 1.6 around the text's core), so on a dense
+        // receipt neighbouring lines' boxes overlap by up to a fifth: hocr-check's overlap test is left out.
+        let sample = FormatReaderTests.Sample(name: "receipt (neural)", image: image, languages: "eng", slanted: true)
+        try FormatReaderTests.validate(hocr: files[0], alto: files[1], page: files[2], json: files[3], sample, in: folder)
+        for file in files.prefix(3) {
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains("PP-OCRv6"), "\(file) names the engine")
+        }
+        let pdf = folder.file("neural.pdf")
+        // The corrected page under the text, so the JSON's boxes (on the corrected page) are where the words lie.
+        _ = try read(image, engine: "neural", format: "pdf", ["--out", pdf, "--image-dpi", "200", "--pdf-image", "corrected"])
+        let json = try JSON.parse(String(contentsOfFile: files[3], encoding: .utf8))
+        let page = json["pages"]?[0] ?? json
+        let (placed, checked) = try PDFWordPlacement.count(pdf: pdf, words: try #require(page["words"]?.arrayValue),
+                                                           resolution: Double(try #require(page["resolution"]?.intValue)))
+        #expect(checked > 60)
+        #expect(Double(placed) >= 0.95 * Double(checked), "\(placed) of \(checked) words on their boxes")
+    }
+
+    @Test("without the runtime and models: exit 69, naming what is missing and the command that installs it")
+    func missingRuntime() throws {
+        let empty = folder.file("no-neural")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        for engine in ["neural", "auto"] {
+            let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--engine", engine], environment: ["OCRFARM_NEURAL_DIR": empty])
+            #expect(output.status == 69, "\(engine): \(output.status) \(output.stderr)")
+            #expect(output.stderr.contains("Scripts/install-neural") && output.stderr.contains("libonnxruntime.so.1.32.0")
+                    && output.stderr.contains(empty), "\(output.stderr)")
+        }
+        // Tesseract alone needs none of it.
+        #expect(try Run.ocrfarm(["ocr", Fixtures.phototest], environment: ["OCRFARM_NEURAL_DIR": empty]).status == 0)
+    }
+
+    @Test("run --engine auto: the engine is stored per document, each page names the engine that read it; reread switches it")
+    func farmStoresEngine() throws {
+        let pages = folder.file("farm-pages")
+        try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
+        folder.write("farm-pages/clean.tif", try Fixtures.read("tesseract-testdata/phototest.tif"))
+        folder.write("farm-pages/receipt.jpg", try Fixtures.read("reread/sroie-600-dots.jpg"))
+        let store = folder.file("farm.db")
+        let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1", "--engine", "auto", "--outputs", "none", pages])
+        try #require(run.status == 0, "\(run.stderr)")
+        func engines() throws -> [String: String] {
+            let reader = try Store(path: store, readOnly: true)
+            var engines: [String: String] = [:]
+            for page in try reader.pages() {
+                engines[String(decoding: page.source.lastComponent, as: UTF8.self)] = try reader.model(of: page.id)?.result.engine ?? "none"
+            }
+            return engines
+        }
+        let first = try engines()
+        #expect(first["clean.tif"] == "tesseract 5.3.0", "\(first)")
+        #expect(first["receipt.jpg"]?.hasPrefix("PP-OCRv6-small") == true, "\(first)")
+        let reread = try Run.ocrfarm(["reread", "--store", store, "--document", "clean.tif", "--engine", "neural"])
+        #expect(reread.status == 0 && reread.text.contains("engine neural"), "\(reread.text)\(reread.stderr)")
+        let again = try Run.ocrfarm(["run", "--store", store, "--workers", "1"])
+        try #require(again.status == 0, "\(again.stderr)")
+        #expect(try engines()["clean.tif"]?.hasPrefix("PP-OCRv6-small") == true)
+    }
+}

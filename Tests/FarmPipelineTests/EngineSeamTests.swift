@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import Testing
+import FarmCore
+@testable import FarmPipeline
+import TestSupport
+
+/// A scripted engine: reads every page as the same words, says which version it is, and records, for each page it
+/// read, whether the page as decoded came with it.
+final class ScriptedRecognizer: NeuralReader, Sendable {
+    let text: String
+    let version: String
+    let wantsUncorrected: Bool
+    let symbols: Set<Character>
+    private let seen = Mutex<[Bool]>([])
+    /// For each page read, whether it came with the page as decoded (`DecodedPage.uncorrected`).
+    var pagesWithUncorrected: [Bool] { seen.withLock { $0 } }
+
+    init(text: String, version: String, wantsUncorrected: Bool = false, symbols: Set<Character> = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")) {
+        self.text = text
+        self.version = version
+        self.wantsUncorrected = wantsUncorrected
+        self.symbols = symbols
+    }
+
+    var engineName: String { version + " (scripted)" }
+    var engineVersion: String { version }
+    var readsUncorrectedImage: Bool { wantsUncorrected }
+
+    func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
+        seen.withLock { $0.append(page.uncorrected != nil) }
+        let box = Rect(x: 10, y: 10, width: 100, height: 20)
+        let words = text.split(separator: " ").enumerated().map { index, word in
+            Word(text: String(word), box: Rect(x: 10 + 40 * index, y: 10, width: 30, height: 20), confidence: 91)
+        }
+        var result = PageResult(width: page.image.width, height: page.image.height, resolution: page.declaredResolution,
+                                text: text + "\n", meanConfidence: 91,
+                                blocks: [Block(box: box, kind: "text", paragraphs: [Paragraph(box: box, lines: [Line(box: box, words: words)])])])
+        result.engine = version
+        return result
+    }
+}
+
+/// Counts the recognizers an `Engines` made, by engine.
+final class MadeCounter: Sendable {
+    private let counts = Mutex<[ReadingEngine: Int]>([:])
+    func add(_ engine: ReadingEngine) { counts.withLock { $0[engine, default: 0] += 1 } }
+    func count(_ engine: ReadingEngine) -> Int { counts.withLock { $0[engine] ?? 0 } }
+}
+
+@Suite("The engine seam: the page processor reads with whatever engine a page names, through PageRecognizer only")
+struct EngineSeamTests {
+    static func scripted(_ made: MadeCounter) -> Engines {
+        Engines([
+            .tesseract: { _ throws(PageFailure) in made.add(.tesseract); return ScriptedRecognizer(text: "tess words", version: "tess 1", wantsUncorrected: true) },
+            .neural: { _ throws(PageFailure) in made.add(.neural); return ScriptedRecognizer(text: "neural words", version: "net 2") },
+        ])
+    }
+
+    @Test("a page is read by the engine its options name; the result and every document name that engine")
+    func pageNamesItsEngine() throws {
+        let made = MadeCounter()
+        let processor = PageProcessor(engine: .page, engines: Self.scripted(made))
+        var options = PageOptions()
+        options.engine = .neural
+        let page = try processor.process(.image(Fixtures.read("tesseract-testdata/phototest.tif"), index: 0), options: options,
+                                         outputs: [.hocr, .alto, .page, .json], sourceName: "photo.tif")
+        #expect(page.result.text == "neural words\n")
+        #expect(page.result.engine == "net 2")
+        #expect(made.count(.neural) == 1 && made.count(.tesseract) == 0)
+        for format in [OutputFormat.hocr, .alto, .page, .json] {
+            let document = String(decoding: try #require(page.rendering(format)), as: UTF8.self)
+            #expect(document.contains("net 2"), "\(format) does not name the engine: \(document.prefix(600))")
+            #expect(!document.contains("tesseract"), "\(format) names tesseract")
+        }
+        // The same processor keeps the engine it made, and makes the other when a page asks for it.
+        _ = try processor.process(.image(Fixtures.read("tesseract-testdata/phototest.tif"), index: 0), options: options)
+        let tesseractPage = try processor.process(.image(Fixtures.read("tesseract-testdata/phototest.tif"), index: 0),
+                                                  options: PageOptions())
+        #expect(tesseractPage.result.engine == "tess 1")
+        #expect(made.count(.neural) == 1 && made.count(.tesseract) == 1)
+    }
+
+    @Test("the page as decoded is kept through the stages only for an engine that reads it")
+    func uncorrectedOnlyWhenRead() throws {
+        let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")
+        let reads = ScriptedRecognizer(text: "a", version: "x 1", wantsUncorrected: true)
+        let ignores = ScriptedRecognizer(text: "b", version: "y 1", wantsUncorrected: false)
+        let processor = PageProcessor(engine: .page, engines: Engines([.tesseract: { _ throws(PageFailure) in reads },
+                                                                       .neural: { _ throws(PageFailure) in ignores }]))
+        var options = PageOptions()
+        _ = try processor.process(.image(bytes, index: 0), options: options)
+        options.engine = .neural
+        _ = try processor.process(.image(bytes, index: 0), options: options)
+        #expect(reads.pagesWithUncorrected == [true])
+        #expect(ignores.pagesWithUncorrected == [false])
+    }
+
+    @Test("an engine with no maker fails the page with a message naming it, not the process")
+    func missingEngine() throws {
+        let processor = PageProcessor(engine: .page, engines: Engines([:]))
+        var options = PageOptions()
+        options.engine = .neural
+        let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")
+        do throws(PageFailure) {
+            _ = try processor.process(.image(bytes, index: 0), options: options)
+            Issue.record("a page asking for an engine with no maker was read")
+        } catch {
+            #expect(error.message.contains("neural"), "\(error)")
+        }
+    }
+
+    @Test("the engine travels with the page's options (stored per document, carried in every JOB)")
+    func optionsCarryEngine() {
+        var options = PageOptions()
+        #expect(options.json["engine"] == nil, "the default is not written")
+        for engine in ReadingEngine.allCases {
+            options.engine = engine
+            #expect(PageOptions(json: options.json).engine == engine)
+        }
+        #expect(PageOptions(json: .object([("engine", "abacus")])).engine == .tesseract)
+    }
+}
+
+@Suite("--engine auto: Tesseract where its first reading is sure, the neural engine where it is weak (real Tesseract)")
+struct AutomaticEngineTests {
+    func automatic(neural: ScriptedRecognizer, made: MadeCounter, languages: [String] = ["eng"]) -> Engines {
+        Engines([.auto: { request throws(PageFailure) in
+            try AutomaticRecognizer(tesseract: TesseractRecognizer(languages: request.languages),
+                                    neural: { () throws(PageFailure) in made.add(.neural); return neural },
+                                    languages: request.languages)
+        }])
+    }
+
+    func read(_ fixture: String, with engines: Engines, languages: [String] = ["eng"]) throws -> PageResult {
+        var options = PageOptions(languages: languages)
+        options.engine = .auto
+        return try PageProcessor(engine: .page, engines: engines).process(.image(Fixtures.read(fixture), index: 0), options: options).result
+    }
+
+    @Test("a clean printed page stays with Tesseract, and the neural engine is never made")
+    func cleanPageTesseract() throws {
+        let made = MadeCounter()
+        let result = try read("tesseract-testdata/phototest.tif", with: automatic(neural: ScriptedRecognizer(text: "x", version: "net 2"), made: made))
+        #expect(result.engine == TesseractRecognizer.version)
+        #expect(result.text.contains("quick brown"))
+        #expect(result.findings["engine"]?["chosen"]?.stringValue == "tesseract")
+        #expect(made.count(.neural) == 0)
+    }
+
+    @Test("a receipt Tesseract reads weakly goes to the neural engine, with the evidence recorded")
+    func weakPageNeural() throws {
+        let made = MadeCounter()
+        let result = try read("reread/sroie-600-dots.jpg", with: automatic(neural: ScriptedRecognizer(text: "neural words", version: "net 2"), made: made))
+        let finding = try #require(result.findings["engine"])
+        #expect(finding["chosen"]?.stringValue == "neural", "\(finding)")
+        #expect(result.engine == "net 2")
+        #expect(result.text == "neural words\n")
+        let evidence = try #require(finding["evidence"])
+        #expect((evidence["weak_share"]?.doubleValue ?? 0) > EngineEvidence.neuralShare
+                    || (evidence["characters"]?.intValue ?? 0) < EngineEvidence.fewCharacters, "\(evidence)")
+        #expect(made.count(.neural) == 1)
+    }
+
+    @Test("where the neural engine cannot write the page's language, Tesseract reads it")
+    func unwrittenLanguage() throws {
+        let made = MadeCounter()
+        // A scripted engine with digits only: it writes no English letter.
+        let digits = ScriptedRecognizer(text: "1 2", version: "net 2", symbols: Set("0123456789"))
+        let result = try read("reread/sroie-600-dots.jpg", with: automatic(neural: digits, made: made))
+        let finding = try #require(result.findings["engine"])
+        #expect(finding["chosen"]?.stringValue == "tesseract", "\(finding)")
+        #expect(finding["not_written"]?["eng"]?.doubleValue == 0)
+        #expect(result.engine == TesseractRecognizer.version)
+        #expect(digits.pagesWithUncorrected.isEmpty)
+    }
+}
+
+@Suite("Which languages an engine's symbols write: letters from the installed traineddata")
+struct LanguageCoverageTests {
+    @Test("English's letters are the Latin alphabet; Chinese's include Han")
+    func letters() throws {
+        let english = try #require(LanguageCoverage.letters(of: "eng"))
+        #expect(english.isSuperset(of: Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")))
+        #expect(!english.contains("1") && !english.contains("."), "digits and punctuation are not letters")
+        let chinese = try #require(LanguageCoverage.letters(of: "chi_sim"))
+        #expect(chinese.contains("中") && chinese.count > 3000)
+        #expect(LanguageCoverage.letters(of: "no_such_language") == nil)
+        #expect(LanguageCoverage.letters(traineddata: [1, 2, 3]) == nil)
+        #expect(LanguageCoverage.letters(traineddata: Array(repeating: 0xFF, count: 400)) == nil)
+    }
+
+    @Test("a set of symbols writes a language when it has nearly all its letters")
+    func writes() {
+        let latin = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        #expect(LanguageCoverage.writes(["eng"], with: latin).writes)
+        #expect(!LanguageCoverage.writes(["eng"], with: Set("abc")).writes)
+        #expect(!LanguageCoverage.writes(["eng", "no_such_language"], with: latin).writes)
+        #expect(!LanguageCoverage.writes(["chi_sim"], with: latin).writes)
+    }
+}
