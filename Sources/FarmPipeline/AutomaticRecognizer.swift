@@ -1,9 +1,10 @@
 import FarmCore
 
 /// `--engine auto`: each page is read by the engine its own evidence favours. Tesseract reads the page once; when
-/// that reading is sure of itself (`EngineEvidence`), Tesseract finishes the page (its second reading, tables, word
-/// corrections), so a clean page costs what it costs with `--engine tesseract`; when the reading is weak, the
-/// neural engine reads the page instead, if its symbols can write the page's languages (`LanguageCoverage`).
+/// that reading is sure enough of itself for the page's length (`EngineEvidence`), Tesseract finishes the page (its
+/// second reading, tables, word corrections), so a clean page costs what it costs with `--engine tesseract`; when the
+/// reading is weak, the neural engine reads the page instead, if its symbols can write the page's languages
+/// (`LanguageCoverage`) and they are spaced (Chinese and Japanese stay with Tesseract).
 /// The choice and its evidence are the page's `engine` finding.
 ///
 /// Owns a Tesseract recognizer and, made when a page first needs it, a neural one; both used on the slot's thread.
@@ -30,6 +31,12 @@ public final class AutomaticRecognizer: PageRecognizer {
         let evidence = EngineEvidence(PageResult(first.recognition, resolution: page.declaredResolution))
         var finding: [(String, JSON)] = [("evidence", evidence.json)]
         var chosen = evidence.favoursNeural
+        if chosen && LanguagePlan(languages).isUnspaced {
+            // Chinese and Japanese: the neural engine reads the characters (synthetic cjk F1 0.999 against 0.958) but
+            // its lines come out of order (CER 25% against Tesseract's 2.4%), so Tesseract reads them.
+            chosen = false
+            finding.append(("unspaced", true))
+        }
         if chosen {
             let reader = try neuralReader()
             let coverage = self.coverage ?? LanguageCoverage.writes(languages, with: reader.symbols)
@@ -85,11 +92,23 @@ public struct EngineEvidence: Sendable, Equatable {
 
     /// A word below this confidence is unsure (Tesseract's 0–100 scale).
     static let weakConfidence = 80.0
-    /// The share of characters in unsure words above which the neural engine reads the page.
-    static let neuralShare = 0.25
+    /// The share of characters in unsure words above which the neural engine reads a short page…
+    static let neuralShare = 0.15
+    /// …and how much more doubt each thousand characters of text ask for. The neural engine's time grows with the
+    /// page's text (3–6× Tesseract's on a full paper page, 2× on a receipt), while its gain is largest where
+    /// Tesseract doubts its reading: a long page must be doubtful enough to be worth it. Measured on the dev sets
+    /// (docs/decisions/0076-a-neural-engine-beside-tesseract.md): receipts and table crops (under ~1,000 characters,
+    /// a quarter to three quarters of them unsure) go to the neural engine, clean and scanned paper pages (2,000–5,000
+    /// characters, a few per cent unsure) stay with Tesseract.
+    static let neuralSharePerThousand = 0.07
     /// A page with fewer characters than this read is weak whatever their confidence (the layout found no text
     /// where the neural detector might).
     static let fewCharacters = 20
+
+    /// The share of unsure characters above which the neural engine reads a page of `characters`.
+    static func neuralShare(characters: Int) -> Double {
+        neuralShare + neuralSharePerThousand * Double(characters) / 1000
+    }
 
     public init(_ reading: PageResult) {
         var characters = 0, weak = 0
@@ -106,7 +125,9 @@ public struct EngineEvidence: Sendable, Equatable {
     }
 
     /// Whether the neural engine should read the page.
-    public var favoursNeural: Bool { characters < Self.fewCharacters || weakShare > Self.neuralShare }
+    public var favoursNeural: Bool {
+        characters < Self.fewCharacters || weakShare > Self.neuralShare(characters: characters)
+    }
 
     public var json: JSON {
         .object([("characters", JSON(characters)), ("weak_share", .rounded(weakShare, places: 3)),

@@ -157,8 +157,9 @@ struct AutomaticEngineTests {
         #expect(result.engine == "net 2")
         #expect(result.text == "neural words\n")
         let evidence = try #require(finding["evidence"])
-        #expect((evidence["weak_share"]?.doubleValue ?? 0) > EngineEvidence.neuralShare
-                    || (evidence["characters"]?.intValue ?? 0) < EngineEvidence.fewCharacters, "\(evidence)")
+        let characters = evidence["characters"]?.intValue ?? 0
+        #expect((evidence["weak_share"]?.doubleValue ?? 0) > EngineEvidence.neuralShare(characters: characters)
+                    || characters < EngineEvidence.fewCharacters, "\(evidence)")
         #expect(made.count(.neural) == 1)
     }
 
@@ -173,6 +174,40 @@ struct AutomaticEngineTests {
         #expect(finding["not_written"]?["eng"]?.doubleValue == 0)
         #expect(result.engine == TesseractRecognizer.version)
         #expect(digits.pagesWithUncorrected.isEmpty)
+    }
+}
+
+extension AutomaticEngineTests {
+    @Test("a Chinese page stays with Tesseract even when its first reading is weak")
+    func unspacedStaysTesseract() throws {
+        let made = MadeCounter()
+        // The receipt read as Chinese: Tesseract reads next to nothing of it, which would favour the neural engine.
+        let result = try read("reread/sroie-600-dots.jpg", with: automatic(neural: ScriptedRecognizer(text: "x", version: "net 2"), made: made),
+                              languages: ["chi_sim"])
+        let finding = try #require(result.findings["engine"])
+        #expect(finding["chosen"]?.stringValue == "tesseract" && finding["unspaced"]?.boolValue == true, "\(finding)")
+        #expect(made.count(.neural) == 0)
+    }
+
+    @Test("the doubt a page needs before the neural engine reads it grows with its length")
+    func evidenceBoundary() {
+        func page(_ words: [(String, Double)]) -> PageResult {
+            let box = Rect(x: 0, y: 0, width: 10, height: 10)
+            let line = Line(box: box, words: words.map { Word(text: $0.0, box: box, confidence: $0.1) })
+            return PageResult(width: 10, height: 10, resolution: 300, text: "", meanConfidence: 0,
+                              blocks: [Block(box: box, kind: "text", paragraphs: [Paragraph(box: box, lines: [line])])])
+        }
+        let word = String(repeating: "a", count: 10)
+        // 300 characters, a fifth of them unsure: a short doubtful page (a receipt) is read by the neural engine.
+        let short = EngineEvidence(page(Array(repeating: (word, 95.0), count: 24) + Array(repeating: (word, 50.0), count: 6)))
+        #expect(short.characters == 300 && abs(short.weakShare - 0.2) < 1e-9)
+        #expect(short.favoursNeural)
+        // 3,000 characters with the same share unsure: a paper page stays with Tesseract.
+        let long = EngineEvidence(page(Array(repeating: (word, 95.0), count: 240) + Array(repeating: (word, 50.0), count: 60)))
+        #expect(!long.favoursNeural)
+        // Nothing read: the layout found no text, the neural detector may.
+        #expect(EngineEvidence(page([])).favoursNeural)
+        #expect(!EngineEvidence(page(Array(repeating: (word, 95.0), count: 30))).favoursNeural)
     }
 }
 
