@@ -73,6 +73,13 @@ public final class NeuralRecognizer: PageRecognizer {
         }
 
         try checkTime()
+        // Where the page's time goes, for its findings: detection, cropping and classifying, reading.
+        var lap = Clock.monotonicNanoseconds
+        var spent: [(String, JSON)] = []
+        func record(_ name: String) {
+            spent.append((name, .rounded(Clock.milliseconds(since: lap), places: 1)))
+            lap = Clock.monotonicNanoseconds
+        }
         var regions: [TextRegion]
         do { regions = try detector.regions(of: image) } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
@@ -86,10 +93,13 @@ public final class NeuralRecognizer: PageRecognizer {
         }
         var crops = regions.compactMap { LineCrop($0, of: image) }
         let turned: [Bool]
+        record("detect_ms")
         do { turned = try classifier.upsideDown(crops.map(\.image), checkTime: checkTime) } catch { throw rethrow(error) }
         for index in crops.indices where turned[index] { crops[index].turnHalf() }
         let readings: [TextRecognizer.Reading]
+        record("crop_classify_ms")
         do { readings = try recognizer.read(crops.map(\.image), checkTime: checkTime) } catch { throw rethrow(error) }
+        record("read_ms")
 
         let pageBounds = Rect(x: 0, y: 0, width: width, height: height)
         var lines: [Line] = []
@@ -116,7 +126,7 @@ public final class NeuralRecognizer: PageRecognizer {
         result.findings = .object([("recognize", .object([
             ("engine", JSON(engineName)), ("regions", JSON(regions.count)), ("lines", JSON(lines.count)),
             ("turned", JSON(turned.filter { $0 }.count)),
-        ]))])
+        ] + spent))])
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
         return result
     }
