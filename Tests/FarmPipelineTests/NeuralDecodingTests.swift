@@ -83,5 +83,9 @@ struct NeuralDecodingTests {
         #expect(candidates.count <= 3)
         #expect(zip(candidates, candidates.dropFirst()).allSatisfy { $0.confidence >= $1.confidence })
         #expect(line.candidates(of: 0..<3, count: 0).isEmpty)
+        // A space as the runner-up drops the character: no candidate holds a space.
+        let spaced = Self.decode(Self.matrix([1, 2, 3], sure: [1: 0.5], second: [1: 7]), steps: 3)
+        let texts = spaced.candidates(of: 0..<3, count: 3).map(\.text)
+        #expect(texts.prefix(2) == ["abc", "ac"] && !texts.contains { $0.contains(" ") })
     }
 }

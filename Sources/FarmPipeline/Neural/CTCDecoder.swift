@@ -44,7 +44,9 @@ struct CTCDecoder: Sendable {
             guard best != 0, best != previous else { continue }
             characters.append(DecodedLine.Character(
                 text: symbols[best - 1], step: step, probability: Double(bestProbability),
-                alternative: second > 0 ? symbols[second - 1] : "", alternativeProbability: Double(max(0, secondProbability))))
+                // A space as the runner-up would split the word: as a reading of the word it drops the character.
+                alternative: second > 0 && second != classes - 1 ? symbols[second - 1] : "",
+                alternativeProbability: Double(max(0, secondProbability))))
         }
         return DecodedLine(characters: characters, steps: steps)
     }

@@ -9,7 +9,7 @@ struct DecodedLine: Sendable, Equatable {
         /// The time step where the symbol fired first (each step covers `crop width / usedSteps` pixels).
         var step: Int
         var probability: Double
-        /// The second likeliest symbol at that step ("" for the blank) and its probability.
+        /// The second likeliest symbol at that step ("" for the blank and the space) and its probability.
         var alternative: String
         var alternativeProbability: Double
     }

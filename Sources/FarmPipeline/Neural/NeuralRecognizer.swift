@@ -73,6 +73,13 @@ public final class NeuralRecognizer: PageRecognizer {
         }
 
         try checkTime()
+        // Where the page's time goes, for its findings: detection, cropping and classifying, reading.
+        var lap = Clock.monotonicNanoseconds
+        var spent: [(String, JSON)] = []
+        func record(_ name: String) {
+            spent.append((name, .rounded(Clock.milliseconds(since: lap), places: 1)))
+            lap = Clock.monotonicNanoseconds
+        }
         var regions: [TextRegion]
         do { regions = try detector.regions(of: image) } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
@@ -86,7 +93,9 @@ public final class NeuralRecognizer: PageRecognizer {
         }
         var crops = regions.compactMap { LineCrop($0, of: image) }
         let turned: [Bool]
+        record("detect_ms")
         do { turned = try classifier.upsideDown(crops.map(\.image), checkTime: checkTime) } catch { throw rethrow(error) }
+        record("crop_classify_ms")
         // The classifier sees a line squeezed into 192 pixels and calls some long upright lines of clean print upside
         // down (5 of 26 lines of a synthetic clean page): a line it turns is read both ways, and the surer reading kept.
         let doubted = crops.indices.filter { turned[$0] }
@@ -107,6 +116,7 @@ public final class NeuralRecognizer: PageRecognizer {
             }
         }
         readings.removeLast(halfTurned.count)
+        record("read_ms")
 
         let pageBounds = Rect(x: 0, y: 0, width: width, height: height)
         var lines: [Line] = []
@@ -133,7 +143,7 @@ public final class NeuralRecognizer: PageRecognizer {
         result.findings = .object([("recognize", .object([
             ("engine", JSON(engineName)), ("regions", JSON(regions.count)), ("lines", JSON(lines.count)),
             ("turned", JSON(turnedCount)), ("doubted", JSON(doubted.count)),
-        ]))])
+        ] + spent))])
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
         return result
     }
