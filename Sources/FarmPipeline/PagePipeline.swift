@@ -33,6 +33,22 @@ public struct PipelineOptions: Sendable, Hashable {
     public static let none = PipelineOptions(segment: false, orient: false, deskew: false, dewarp: false, scale: false,
                                               enhance: false)
 
+    /// These options without `stages`.
+    public func leavingOut(_ stages: Set<CorrectionStage>) -> PipelineOptions {
+        var options = self
+        for stage in stages {
+            switch stage {
+            case .segment: options.segment = false
+            case .orient: options.orient = false
+            case .deskew: options.deskew = false
+            case .dewarp: options.dewarp = false
+            case .scale: options.scale = false
+            case .enhance: options.enhance = false
+            }
+        }
+        return options
+    }
+
     /// The stages and look a page's options ask for.
     public init(_ options: PageOptions) {
         let skipped = Set(options.skippedStages)

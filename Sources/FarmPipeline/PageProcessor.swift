@@ -142,9 +142,9 @@ public final class PageProcessor {
         if options.automaticLanguages {
             (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
         }
-        let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options))
         let recognizer = try recognizer(for: RecognizerKey(engine: options.engine, languages: options.languages,
                                                            languageCorrection: options.languageCorrection))
+        let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options).leavingOut(recognizer.stagesLeftOut))
         // A weak page is read again as decoded, and a table's cells are read from the file's own pixels (at every
         // level, with or without the second reading), so the image is kept whenever the engine reads it (Tesseract)
         // and the stages may change the page: a color image as 8-bit gray (what Tesseract reads of it anyway, a

@@ -48,6 +48,9 @@ public protocol PageRecognizer: AnyObject {
     /// Whether the engine reads the page as decoded as well as corrected (`DecodedPage.uncorrected`), so the
     /// processor keeps that image through the stages.
     var readsUncorrectedImage: Bool { get }
+    /// Correction stages the engine reads better without: the page comes to it without them, whatever its options
+    /// say (the neural engine sizes the page itself and reads gray levels that lighting correction flattens).
+    var stagesLeftOut: Set<CorrectionStage> { get }
     /// Reads one page. Rendering is not the recognizer's: `PageProcessor` renders the documents asked for.
     /// The result's `engine` is the engine that read it (`engineVersion`, or the one an automatic choice made).
     func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult
@@ -56,6 +59,7 @@ public protocol PageRecognizer: AnyObject {
 extension PageRecognizer {
     public var engineVersion: String { engineName }
     public var readsUncorrectedImage: Bool { false }
+    public var stagesLeftOut: Set<CorrectionStage> { [] }
 }
 
 /// Returns an empty result at once: for measuring everything around OCR.
