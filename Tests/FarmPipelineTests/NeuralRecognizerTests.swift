@@ -16,32 +16,6 @@ struct NeuralRecognizerTests {
         try Decoder.decode(try Fixtures.read(name), keepColor: false)
     }
 
-    /// The words of `text` as `score.py` counts them for F1: runs of letters, digits and underscores, each Chinese
-    /// or Japanese character a word of its own.
-    static func words(_ text: String, foldCase: Bool) -> [String: Int] {
-        var counts: [String: Int] = [:]
-        var current = ""
-        func flush() { if !current.isEmpty { counts[current, default: 0] += 1; current = "" } }
-        for character in foldCase ? text.lowercased() : text {
-            if TextMetrics.isCJK(character) && (character.isLetter || character.isNumber) {
-                flush(); counts[String(character), default: 0] += 1
-            } else if character.isLetter || character.isNumber || character == "_" {
-                current.append(character)
-            } else {
-                flush()
-            }
-        }
-        flush()
-        return counts
-    }
-
-    /// Order-free word F1 of `hypothesis` against `reference`.
-    static func wordF1(reference: String, hypothesis: String, foldCase: Bool = false) -> Double {
-        let truth = words(reference, foldCase: foldCase), read = words(hypothesis, foldCase: foldCase)
-        let common = truth.reduce(0) { $0 + min($1.value, read[$1.key] ?? 0) }
-        return 2 * Double(common) / Double(max(1, truth.values.reduce(0, +) + read.values.reduce(0, +)))
-    }
-
     /// Every word's box lies in its line's box, every line's in the page; confidences are 0–100.
     static func checkStructure(_ result: PageResult) {
         let page = Rect(x: 0, y: 0, width: result.width, height: result.height)
@@ -66,7 +40,7 @@ struct NeuralRecognizerTests {
     func receipt() throws {
         let result = try Self.recognizer().recognize(try Self.page("reread/sroie-000.jpg"), options: RecognitionOptions())
         let truth = String(decoding: try Fixtures.read("reread/sroie-000.gt.txt"), as: UTF8.self)
-        let f1 = Self.wordF1(reference: truth, hypothesis: result.text, foldCase: true)
+        let f1 = TextMetrics.wordF1(reference: truth, hypothesis: result.text, foldCase: true)
         let cer = TextMetrics.characterErrorRate(reference: truth.uppercased(), hypothesis: result.text.uppercased())
         #expect(f1 > 0.80, "F1 \(f1): \(result.text)")
         #expect(cer < 0.13, "CER \(cer): \(result.text)")
@@ -86,7 +60,7 @@ struct NeuralRecognizerTests {
     func table() throws {
         let result = try Self.recognizer().recognize(try Self.page("pubtabnet/PMC1626454_002_00.png"), options: RecognitionOptions())
         let truth = String(decoding: try Fixtures.read("pubtabnet/PMC1626454_002_00.gt.txt"), as: UTF8.self)
-        let f1 = Self.wordF1(reference: truth, hypothesis: result.text)
+        let f1 = TextMetrics.wordF1(reference: truth, hypothesis: result.text)
         #expect(f1 > 0.9, "F1 \(f1): \(result.text)")
         Self.checkStructure(result)
     }
@@ -97,7 +71,7 @@ struct NeuralRecognizerTests {
     func tableRows() throws {
         let result = try Self.recognizer().recognize(try Self.page("pubtabnet/PMC5134617_013_00.png"), options: RecognitionOptions())
         let truth = String(decoding: try Fixtures.read("pubtabnet/PMC5134617_013_00.gt.txt"), as: UTF8.self)
-        #expect(Self.wordF1(reference: truth, hypothesis: result.text) > 0.95)
+        #expect(TextMetrics.wordF1(reference: truth, hypothesis: result.text) > 0.95)
         #expect(result.text.contains("11 August 30.27 177.30 137.14 32.99% 49.48% 71.13% 76.29%"), "\(result.text)")
         Self.checkStructure(result)
     }
@@ -110,7 +84,7 @@ struct NeuralRecognizerTests {
         let truth = String(decoding: try Fixtures.read("pubtabnet/PMC5134617_013_00.gt.txt"), as: UTF8.self)
         // Measured F1 0.80 (upright 0.997): short crops of digits are turned only when the classifier is sure
         // (0.9), so some stay upside down; whole pages are turned by ocrfarm's orient stage first.
-        #expect(Self.wordF1(reference: truth, hypothesis: result.text) > 0.75, "\(result.text)")
+        #expect(TextMetrics.wordF1(reference: truth, hypothesis: result.text) > 0.75, "\(result.text)")
         Self.checkStructure(result)
         if case .object(let fields) = result.findings, case .object(let recognize)? = fields.first?.1 {
             #expect((recognize.first { $0.0 == "turned" }?.1.intValue ?? 0) > 5)
