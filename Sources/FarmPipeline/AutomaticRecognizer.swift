@@ -28,7 +28,7 @@ public final class AutomaticRecognizer: PageRecognizer {
 
     public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
         let first = try tesseract.readFirst(page, options: options)
-        let evidence = EngineEvidence(PageResult(first.recognition, resolution: page.declaredResolution))
+        let evidence = EngineEvidence(first.result)
         var finding: [(String, JSON)] = [("evidence", evidence.json)]
         var chosen = evidence.favoursNeural
         if chosen && LanguagePlan(languages).isUnspaced {
@@ -50,9 +50,7 @@ public final class AutomaticRecognizer: PageRecognizer {
         var result: PageResult
         if chosen {
             tesseract.releasePage()
-            let reader = try neuralReader()
-            result = try reader.recognize(page, options: options)
-            if result.engine == nil { result.engine = reader.engineVersion }
+            result = try neuralReader().recognize(page, options: options)
             // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
             result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
                                               - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)

@@ -77,7 +77,7 @@ public final class PageProcessor {
         self.pipelineOverride = pipeline
         makeRecognizer = { key throws(PageFailure) -> any PageRecognizer in
             if engine == .none { return NullRecognizer() }
-            return try engines.make(key.engine, EngineRequest(languages: key.languages, languageCorrection: key.languageCorrection))
+            return try engines.make(key.engine, key.request)
         }
     }
 
@@ -85,7 +85,7 @@ public final class PageProcessor {
     /// the engines are made as pages need them.
     public func prepare(languages: [String], engine readingEngine: ReadingEngine = .tesseract) throws(PageFailure) {
         if languages != [PageOptions.automaticLanguage] {
-            _ = try recognizer(for: RecognizerKey(engine: readingEngine, languages: languages, languageCorrection: true))
+            _ = try recognizer(for: RecognizerKey(engine: readingEngine, request: EngineRequest(languages: languages)))
         }
         _ = seeingStages(pipelineOverride ?? PipelineOptions())
     }
@@ -142,8 +142,8 @@ public final class PageProcessor {
         if options.automaticLanguages {
             (options.languages, languageFinding) = try chooseLanguages(decoded, options: options)
         }
-        let recognizer = try recognizer(for: RecognizerKey(engine: options.engine, languages: options.languages,
-                                                           languageCorrection: options.languageCorrection))
+        let recognizer = try recognizer(for: RecognizerKey(engine: options.engine, request: EngineRequest(
+            languages: options.languages, languageCorrection: options.languageCorrection)))
         let pipeline = seeingStages(pipelineOverride ?? PipelineOptions(options).leavingOut(recognizer.stagesLeftOut))
         // A weak page is read again as decoded, and a table's cells are read from the file's own pixels (at every
         // level, with or without the second reading), so the image is kept whenever the engine reads it (Tesseract)
@@ -202,7 +202,7 @@ public final class PageProcessor {
         }
         let renderings = PageArtifacts.render(result, pdf: pdf, outputs: outputs, source: sourceName, pageNumber: pageNumber,
                                               languages: requestedLanguages, created: Clock.now,
-                                              creator: DocumentCreator(engine: result.engine ?? recognizer.engineVersion))
+                                              creator: Self.documentCreator(of: result))
         return RecognizedPage(result: result, renderings: renderings)
     }
 
@@ -318,8 +318,8 @@ public final class PageProcessor {
         {
             var probed: [(String, JSON)] = []
             for probe in AutomaticLanguage.probes(installed: installed) {
-                let reader = try recognizer(for: RecognizerKey(engine: .tesseract, languages: probe,
-                                                               languageCorrection: options.languageCorrection))
+                let reader = try recognizer(for: RecognizerKey(engine: .tesseract, request: EngineRequest(
+                    languages: probe, languageCorrection: options.languageCorrection)))
                 let read = try reader.recognize(DecodedPage(image: band, format: page.format, declaredResolution: page.declaredResolution),
                                                 options: RecognitionOptions(timeoutMilliseconds: options.timeoutMilliseconds))
                 let characters = AutomaticLanguage.confidentCharacters(outsideLatin: read)
@@ -379,9 +379,8 @@ public final class PageProcessor {
     }
 }
 
-/// What an engine is made for: which engine, its languages, and whether it loads their word lists.
+/// What an engine is made for: which engine, and the languages and word lists it reads with.
 struct RecognizerKey: Hashable {
     let engine: ReadingEngine
-    let languages: [String]
-    let languageCorrection: Bool
+    let request: EngineRequest
 }

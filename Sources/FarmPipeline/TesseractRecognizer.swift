@@ -71,6 +71,8 @@ public final class TesseractRecognizer: PageRecognizer {
         let image: Pix
         let tables: [Leptonica.Box]
         let recognition: Recognition
+        /// `recognition` as the page's model, before anything else is done to it.
+        let result: PageResult
         /// When the page's reading began (the time limit covers every reading since).
         let start: UInt64
     }
@@ -90,7 +92,8 @@ public final class TesseractRecognizer: PageRecognizer {
         let tables: [Leptonica.Box]
         (image, tables) = try Self.tablePrepared(image)
         let recognition = try read(image, with: engine, resolution: page.declaredResolution, options: options, since: start)
-        return FirstReading(image: image, tables: tables, recognition: recognition, start: start)
+        return FirstReading(image: image, tables: tables, recognition: recognition,
+                            result: PageResult(recognition, resolution: page.declaredResolution), start: start)
     }
 
     /// Lets go of the engines' copies of the page (when a page's first reading is not finished).
@@ -103,7 +106,7 @@ public final class TesseractRecognizer: PageRecognizer {
     /// the secondary languages, the word corrections and the reading order.
     func finish(_ first: FirstReading, page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
         let (image, tables, recognition, start) = (first.image, first.tables, first.recognition, first.start)
-        var result = PageResult(recognition, resolution: page.declaredResolution)
+        var result = first.result
         _ = Self.rereadTables(&result, image: image, tables: tables, with: engine, resolution: page.declaredResolution,
                               uncorrected: page.uncorrected)
         var findings: [(String, JSON)] = []

@@ -233,7 +233,7 @@ struct WorkerCommand: Command {
         curve = try CurveClientOptions(arguments)
         try LogOptions.apply(arguments, role: "worker")
         let startEngine = try CorrectionOptions.engine(arguments, allowingNone: true)
-        let engine: EngineKind = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
+        let engine = CorrectionOptions.slotEngine(arguments)
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
         configuration = WorkerConfiguration(
             connect: arguments.string("--connect") ?? "tcp://127.0.0.1:5555",

@@ -52,7 +52,7 @@ struct OCRCommand: Command {
                                                                              timeoutMilliseconds: timeoutMilliseconds),
                                                   allowingNoEngine: true)
         // --engine none: everything but the reading is measured.
-        engine = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
+        engine = CorrectionOptions.slotEngine(arguments)
         if format == .page && arguments.positionals.count > 1 && !(outPath.map(FileSystem.isDirectory) ?? false) {
             throw UsageError(message: "PAGE XML holds one page per file: for several images give --out an existing folder")
         }

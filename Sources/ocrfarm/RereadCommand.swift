@@ -85,7 +85,9 @@ struct RereadCommand: Command {
         }
         let languages = Set(plans.flatMap { $0.1.languages })
         if given.contains("--lang") { try EngineCheck.languages(Array(languages).sorted()) }
-        for engine in Set(plans.map(\.1.engine)) where given.contains("--engine") { try EngineCheck.engine(engine, languages: []) }
+        if given.contains("--engine") {
+            for engine in Set(plans.map(\.1.engine)) { try EngineCheck.engine(engine, languages: []) }
+        }
         let store = dryRun ? reader : try Store(path: storePath)
         var out = ""
         var total = 0

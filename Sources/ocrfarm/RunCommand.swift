@@ -63,7 +63,7 @@ struct RunCommand: Command {
         workers = try arguments.int("--workers", range: 1...256) ?? NativeThread.processorCount
         slots = try arguments.int("--slots", range: 1...256) ?? 1
         // --engine none: the workers return empty results at once, to measure the farm itself.
-        engine = arguments.string("--engine") == CorrectionOptions.noEngine ? .none : .page
+        engine = CorrectionOptions.slotEngine(arguments)
         maxAttempts = try arguments.int("--max-attempts", range: 1...100) ?? 3
         retryDelay = try arguments.double("--retry-delay", range: 0...86_400) ?? 1
         heartbeat = try arguments.int("--heartbeat", range: 50...60_000) ?? Wire.heartbeatMilliseconds

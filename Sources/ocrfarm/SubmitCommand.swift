@@ -286,6 +286,11 @@ enum CorrectionOptions {
         return options
     }
 
+    /// Whether slots read pages (`--engine none`: they return empty results at once, to measure the rest).
+    static func slotEngine(_ arguments: ParsedArguments) -> EngineKind {
+        arguments.string("--engine") == noEngine ? .none : .page
+    }
+
     /// The engine `--engine` names; nil when not given, or when it is `none` and `allowingNone`.
     static func engine(_ arguments: ParsedArguments, allowingNone: Bool) throws(UsageError) -> ReadingEngine? {
         let names = ReadingEngine.allCases.map(\.rawValue) + (allowingNone ? [noEngine] : [])

@@ -145,6 +145,7 @@ public final class NeuralRecognizer: PageRecognizer {
             ("turned", JSON(turnedCount)), ("doubted", JSON(doubted.count)),
         ] + spent))])
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
+        result.engine = engineName
         return result
     }
 }
