@@ -13,54 +13,108 @@ public final class AutomaticRecognizer: PageRecognizer {
     private let makeNeural: () throws(PageFailure) -> any NeuralReader
     private var neural: (any NeuralReader)?
     private let languages: [String]
+    /// The correction stages the neural engine reads without (`PageRecognizer.stagesLeftOut`).
+    private let neuralStagesLeftOut: Set<CorrectionStage>
     /// Whether the neural engine writes `languages`, with each language's share of letters, once known.
     private var coverage: (writes: Bool, shares: [(String, Double)])?
 
-    public init(tesseract: TesseractRecognizer, neural: @escaping () throws(PageFailure) -> any NeuralReader, languages: [String]) {
+    public init(tesseract: TesseractRecognizer, neural: @escaping () throws(PageFailure) -> any NeuralReader, languages: [String],
+                neuralStagesLeftOut: Set<CorrectionStage> = NeuralRecognizer.correctionsLeftOut)
+    {
         self.tesseract = tesseract
         self.makeNeural = neural
         self.languages = languages
+        self.neuralStagesLeftOut = neuralStagesLeftOut
     }
 
     public var engineName: String { "auto (\(tesseract.engineName)\(neural.map { ", " + $0.engineName } ?? ""))" }
     public var engineVersion: String { "auto" }
     public var readsUncorrectedImage: Bool { true }
+    /// Tesseract reads the fully corrected page; the neural engine, when chosen, the page before the stages it leaves
+    /// out (the table fixture's F1 0.835 read after them, 0.968 before).
+    public var stagesMaybeLeftOut: Set<CorrectionStage> { neuralStagesLeftOut }
+
+    /// The enlargement (body x-height brought to `ScaleStage.targetXHeight`) from which the print is small enough for
+    /// the neural engine to read the page without Tesseract's first reading: 2× is an x-height of 8 px or less, the
+    /// print of table crops and low-resolution scans, which Tesseract reads weakly however enlarged (pubtabnet-sample:
+    /// every crop enlarged 2.3–2.5×, Tesseract F1 0.724 against the neural engine's 0.98; paper pages 1.0–1.4×).
+    static let smallPrintEnlargement = 2.0
 
     public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
-        let first = try tesseract.readFirst(page, options: options)
-        let evidence = EngineEvidence(first.result)
-        var finding: [(String, JSON)] = [("evidence", evidence.json)]
-        var chosen = evidence.favoursNeural
-        if chosen && LanguagePlan(languages).isUnspaced {
-            // Chinese and Japanese: the neural engine reads the characters (synthetic cjk F1 0.999 against 0.958) but
-            // its lines come out of order (CER 25% against Tesseract's 2.4%), so Tesseract reads them.
-            chosen = false
-            finding.append(("unspaced", true))
+        var finding: [(String, JSON)] = []
+        var first: TesseractRecognizer.FirstReading?
+        var chosen: Bool
+        let enlargement = page.lessCorrected.map { Double(page.image.width) / Double(max(1, $0.width)) } ?? 1
+        if enlargement >= Self.smallPrintEnlargement {
+            finding.append(("small_print", .object([("enlarged", .rounded(enlargement, places: 2))])))
+            chosen = true
+        } else {
+            let reading = try tesseract.readFirst(page, options: options)
+            first = reading
+            let evidence = EngineEvidence(reading.result)
+            finding.append(("evidence", evidence.json))
+            chosen = evidence.favoursNeural
         }
-        if chosen {
-            let reader = try neuralReader()
-            let coverage = self.coverage ?? LanguageCoverage.writes(languages, with: reader.symbols)
-            self.coverage = coverage
-            if !coverage.writes {
-                chosen = false
-                finding.append(("not_written", .object(coverage.shares.filter { $0.1 < LanguageCoverage.writableShare }
-                    .map { ($0.0, .rounded($0.1, places: 3)) })))
-            }
-        }
+        if chosen { chosen = try neuralWrites(&finding) }
         var result: PageResult
         if chosen {
-            tesseract.releasePage()
-            result = try neuralReader().recognize(page, options: options)
-            // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
-            result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
-                                              - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)
+            if let first {
+                tesseract.releasePage()
+                result = try readNeural(page, options: options)
+                // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
+                result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
+                                                  - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)
+            } else {
+                result = try readNeural(page, options: options)
+            }
         } else {
-            result = try tesseract.finish(first, page: page, options: options)
+            let reading: TesseractRecognizer.FirstReading
+            if let first { reading = first } else { reading = try tesseract.readFirst(page, options: options) }
+            result = try tesseract.finish(reading, page: page, options: options)
         }
         finding.insert(("chosen", JSON(chosen ? ReadingEngine.neural.rawValue : ReadingEngine.tesseract.rawValue)), at: 0)
         var findings: [(String, JSON)] = [("engine", .object(finding))]
         if case .object(let recognized) = result.findings { findings += recognized }
         result.findings = .object(findings)
+        return result
+    }
+
+    /// Whether the neural engine writes the page's languages: not Chinese or Japanese (its lines come out of order
+    /// there) and its symbols hold their letters (`LanguageCoverage`); why not is added to `finding`.
+    private func neuralWrites(_ finding: inout [(String, JSON)]) throws(PageFailure) -> Bool {
+        if LanguagePlan(languages).isUnspaced {
+            // Chinese and Japanese: the neural engine reads the characters (synthetic cjk F1 0.999 against 0.958) but
+            // its lines come out of order (CER 25% against Tesseract's 2.4%), so Tesseract reads them.
+            finding.append(("unspaced", true))
+            return false
+        }
+        let reader = try neuralReader()
+        let coverage = self.coverage ?? LanguageCoverage.writes(languages, with: reader.symbols)
+        self.coverage = coverage
+        if !coverage.writes {
+            finding.append(("not_written", .object(coverage.shares.filter { $0.1 < LanguageCoverage.writableShare }
+                .map { ($0.0, .rounded($0.1, places: 3)) })))
+        }
+        return coverage.writes
+    }
+
+    /// The neural engine's reading of the page before the stages it leaves out, its boxes on the corrected page
+    /// (those stages change only the page's size).
+    private func readNeural(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
+        guard let lessCorrected = page.lessCorrected, lessCorrected.width > 0 else {
+            return try neuralReader().recognize(page, options: options)
+        }
+        let factor = Double(page.image.width) / Double(lessCorrected.width)
+        let input = DecodedPage(image: lessCorrected, format: page.format,
+                                declaredResolution: Int((Double(page.declaredResolution) / factor).rounded()),
+                                exifOrientation: page.exifOrientation)
+        var result = try neuralReader().recognize(input, options: options)
+        guard lessCorrected.width != page.image.width || lessCorrected.height != page.image.height else { return result }
+        result = result.boxesScaled(by: factor)
+        // The page read and the page shown are the same size, whatever the rounding of the scaled sides.
+        result.width = page.image.width
+        result.height = page.image.height
+        result.resolution = page.declaredResolution
         return result
     }
 

@@ -63,6 +63,9 @@ public struct DecodedPage {
     public let exifOrientation: Int
     /// The page as decoded, before the correction stages, for the second reading of a weak page.
     public var uncorrected: UncorrectedImage?
+    /// The page before the correction stages the engine may read without (`PageRecognizer.stagesMaybeLeftOut`): the
+    /// same page as `image` but for scaling (those stages change no geometry but size), kept only when asked for.
+    public var lessCorrected: Pix?
     /// The memory the page may take at the stages (bytes; nil: no budget), so no stage makes it larger than that.
     public var memoryBudget: Int?
 

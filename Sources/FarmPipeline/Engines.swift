@@ -80,7 +80,8 @@ extension NeuralRecognizer: NeuralReader {
     /// The detector sizes the page itself (enlarging it for Tesseract only costs time) and the recognizer reads gray
     /// levels that lighting correction flattens: SROIE F1 0.936 with every stage, 0.945 without these two, at about
     /// 0.6× the CPU (helper measurement, `ocrfarm ocr --engine neural --skip enhance,scale`).
-    public var stagesLeftOut: Set<CorrectionStage> { [.scale, .enhance] }
+    public static let correctionsLeftOut: Set<CorrectionStage> = [.scale, .enhance]
+    public var stagesLeftOut: Set<CorrectionStage> { Self.correctionsLeftOut }
 
     /// The recognizer's dictionary, one character a symbol (a few symbols are longer sequences and are left out).
     public var symbols: Set<Character> { Set(recognizer.decoder.symbols.compactMap { $0.count == 1 ? $0.first : nil }) }

@@ -79,6 +79,8 @@ public struct PageContext {
     public var languages: [String] = ["eng"]
     /// The memory the page may take (bytes; nil: no budget), from `DecodeLimits.pageMemory`.
     public var memoryBudget: Int?
+    /// The page as it was before the first stage of those `PagePipeline.run` was asked to keep the page before.
+    public var lessCorrected: Pix?
 
     public init(originalWidth: Int, originalHeight: Int, resolution: Int) {
         self.originalWidth = originalWidth
@@ -149,7 +151,9 @@ public final class PagePipeline {
     /// Runs every stage on a decoded page; returns the image to recognize and the page's context.
     /// `observe` sees each stage's output (for `inspect --stages`).
     /// Each stage's input is released as soon as its output exists, unless the caller still holds the page.
-    public func run(_ page: consuming DecodedPage, languages: [String] = ["eng"], observe: ((String, Pix) -> Void)? = nil)
+    /// The page as it was before the first of `keepingBefore` that runs is kept in `PageContext.lessCorrected`.
+    public func run(_ page: consuming DecodedPage, languages: [String] = ["eng"], keepingBefore: Set<CorrectionStage> = [],
+                    observe: ((String, Pix) -> Void)? = nil)
         throws(PageFailure) -> (image: Pix, context: PageContext)
     {
         var context = PageContext(originalWidth: page.image.width, originalHeight: page.image.height,
@@ -160,6 +164,9 @@ public final class PagePipeline {
         var image = page.image
         _ = consume page
         for stage in stages {
+            if context.lessCorrected == nil, let kind = CorrectionStage(rawValue: stage.name), keepingBefore.contains(kind) {
+                context.lessCorrected = image
+            }
             let start = Clock.monotonicNanoseconds
             image = try stage.run(image, &context)
             observe?(stage.name, image)

@@ -152,12 +152,15 @@ public final class PageProcessor {
         let keepsUncorrected = recognizer.readsUncorrectedImage && !pipeline.stages.isEmpty
         let uncorrected = !keepsUncorrected ? nil : decoded.image.depth == 32 ? try? decoded.image.luminance() : decoded.image
         // The decoded image goes to the stages, which let go of each image once the next exists.
-        let (image, seen) = try pipeline.run(consume decoded, languages: options.languages)
+        let (image, seen) = try pipeline.run(consume decoded, languages: options.languages,
+                                             keepingBefore: recognizer.stagesMaybeLeftOut)
         var context = seen
         if let languageFinding { context.record("language", languageFinding) }
         var corrected = DecodedPage(image: image, format: format, declaredResolution: context.resolution,
                                     exifOrientation: exifOrientation)
         if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
+        corrected.lessCorrected = context.lessCorrected
+        context.lessCorrected = nil
         var result = try recognizer.recognize(corrected, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, sourceName: sourceName,
             candidates: options.candidates, words: options.words, minTextHeight: options.minTextHeight,

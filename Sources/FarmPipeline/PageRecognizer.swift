@@ -51,6 +51,9 @@ public protocol PageRecognizer: AnyObject {
     /// Correction stages the engine reads better without: the page comes to it without them, whatever its options
     /// say (the neural engine sizes the page itself and reads gray levels that lighting correction flattens).
     var stagesLeftOut: Set<CorrectionStage> { get }
+    /// Correction stages the engine may choose to read a page without (an automatic choice whose other engine leaves
+    /// them out): the processor keeps the page as it was before the first of them (`DecodedPage.lessCorrected`).
+    var stagesMaybeLeftOut: Set<CorrectionStage> { get }
     /// Reads one page. Rendering is not the recognizer's: `PageProcessor` renders the documents asked for.
     /// The result's `engine` is the engine that read it (`engineVersion`, or the one an automatic choice made).
     func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult
@@ -60,6 +63,7 @@ extension PageRecognizer {
     public var engineVersion: String { engineName }
     public var readsUncorrectedImage: Bool { false }
     public var stagesLeftOut: Set<CorrectionStage> { [] }
+    public var stagesMaybeLeftOut: Set<CorrectionStage> { [] }
 }
 
 /// Returns an empty result at once: for measuring everything around OCR.

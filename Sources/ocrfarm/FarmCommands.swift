@@ -220,6 +220,10 @@ struct WorkerCommand: Command {
     worker exits with status 75 so that its supervisor (systemd, `ocrfarm run`) starts a fresh one; the
     coordinator requeues the pages it held.
 
+    The neural engine (--engine neural or auto, or pages whose documents ask for it) is looked for in
+    OCRFARM_NEURAL_DIR when set, else /usr/local/lib/ocrfarm/neural, then ~/.local/share/ocrfarm/neural, as
+    Scripts/install-neural installs it; `ocrfarm version` says where it was found.
+
     Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone, or it was idle for --exit-when-idle);
     64 bad usage; 69 the engine or a language cannot be loaded, or the coordinator's address is bad; 75 too many
     slots stuck past the page timeout (start it again); 78 a bad key file.

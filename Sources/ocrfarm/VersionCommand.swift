@@ -30,6 +30,13 @@ struct VersionCommand: Command {
         text += "tesseract \(TesseractInfo.version)\n"
         text += "leptonica \(TesseractInfo.leptonicaVersion)\n"
         text += "qpdf \(TesseractInfo.qpdfVersion)\n"
+        // The neural engine's files are only found, not loaded: `version` stays instant and needs no runtime.
+        do throws(NeuralModelsError) {
+            let models = try NeuralModels.locate()
+            text += "neural \(NeuralModels.engineName(runtimeVersion: NeuralModels.runtimeVersion)) in \(models.folder)\n"
+        } catch {
+            text += "neural not installed (Scripts/install-neural)\n"
+        }
         if verbose {
             text += "tessdata \(TesseractInfo.dataPath)\n"
             text += "languages \(TesseractInfo.installedLanguages.joined(separator: " "))\n"

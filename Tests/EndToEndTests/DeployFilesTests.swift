@@ -289,6 +289,11 @@ enum DeployChecks {
         if user.hasPrefix("root") || user.hasPrefix("0") { problems.append("the image runs as root (USER \(user))") }
         let entry = steps.last { $0.0 == "ENTRYPOINT" }?.1 ?? ""
         if !entry.contains("ocrfarm") { problems.append("the ENTRYPOINT is not ocrfarm: \(entry)") }
+        // The neural engine's folder where ocrfarm looks for it (NeuralModels.systemFolder).
+        let copies = steps.filter { $0.0 == "COPY" }.map(\.1)
+        if !copies.contains(where: { $0.hasSuffix(" /usr/local/lib/ocrfarm/neural") }) {
+            problems.append("no COPY puts the neural engine's folder at /usr/local/lib/ocrfarm/neural")
+        }
 
         let elf = try Run.process("/usr/bin/readelf", ["-d", Fixtures.binary])
         let needed = elf.text.split(separator: "\n").compactMap { line -> String? in
@@ -436,13 +441,16 @@ struct DeployFilesTests {
     func containerfile() throws {
         let text = try Check.text("Containerfile")
         #expect(try Check.containerfileProblems(text) == [])
-        #expect(try Check.unknownVariables(text) == [])
+        // The neural engine's folder variable is no option's: the worker's help names it in its text.
+        #expect(try Check.unknownVariables(text, allowed: ["OCRFARM_NEURAL_DIR"]) == [])
+        #expect(try Run.ocrfarm(["help", "worker"]).text.contains("OCRFARM_NEURAL_DIR"))
         let breakages = [
             ("FROM debian:12-slim", "FROM ubuntu:24.04"),
             ("USER ocrfarm:ocrfarm", "USER root"),
             ("OMP_THREAD_LIMIT=1 \\", "OMP_THREAD_LIMIT=4 \\"),
             ("ARG LANGS=", "ARG LANGUAGES="),
             (" libzmq5 ", " "),
+            ("COPY ${NEURAL} /usr/local/lib/ocrfarm/neural", "COPY ${NEURAL} /opt/neural"),
         ]
         for (from, to) in breakages {
             #expect(text.contains(from), "\(from)")

@@ -90,6 +90,11 @@ struct NeuralEngineTests {
         }
         // Tesseract alone needs none of it.
         #expect(try Run.ocrfarm(["ocr", Fixtures.phototest], environment: ["OCRFARM_NEURAL_DIR": empty]).status == 0)
+        // `version` says whether the engine is installed, and where.
+        let missing = try Run.ocrfarm(["version"], environment: ["OCRFARM_NEURAL_DIR": empty])
+        #expect(missing.status == 0 && missing.text.contains("neural not installed (Scripts/install-neural)"), "\(missing.text)")
+        let installed = try Run.ocrfarm(["version"])
+        #expect(installed.text.contains("neural PP-OCRv6-small (onnxruntime 1.32.0) in /"), "\(installed.text)")
     }
 
     @Test("run --engine auto: the engine is stored per document, each page names the engine that read it; reread switches it")

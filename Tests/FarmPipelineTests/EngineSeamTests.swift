@@ -12,9 +12,11 @@ final class ScriptedRecognizer: NeuralReader, Sendable {
     let version: String
     let wantsUncorrected: Bool
     let symbols: Set<Character>
-    private let seen = Mutex<[Bool]>([])
+    private let seen = Mutex<[(uncorrected: Bool, width: Int, height: Int)]>([])
     /// For each page read, whether it came with the page as decoded (`DecodedPage.uncorrected`).
-    var pagesWithUncorrected: [Bool] { seen.withLock { $0 } }
+    var pagesWithUncorrected: [Bool] { seen.withLock { $0.map(\.uncorrected) } }
+    /// The size of each page read.
+    var sizesRead: [(width: Int, height: Int)] { seen.withLock { $0.map { ($0.width, $0.height) } } }
 
     init(text: String, version: String, wantsUncorrected: Bool = false, symbols: Set<Character> = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")) {
         self.text = text
@@ -28,7 +30,7 @@ final class ScriptedRecognizer: NeuralReader, Sendable {
     var readsUncorrectedImage: Bool { wantsUncorrected }
 
     func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
-        seen.withLock { $0.append(page.uncorrected != nil) }
+        seen.withLock { $0.append((page.uncorrected != nil, page.image.width, page.image.height)) }
         let box = Rect(x: 10, y: 10, width: 100, height: 20)
         let words = text.split(separator: " ").enumerated().map { index, word in
             Word(text: String(word), box: Rect(x: 10 + 40 * index, y: 10, width: 30, height: 20), confidence: 91)
@@ -151,16 +153,44 @@ struct AutomaticEngineTests {
     @Test("a receipt Tesseract reads weakly goes to the neural engine, with the evidence recorded")
     func weakPageNeural() throws {
         let made = MadeCounter()
-        let result = try read("reread/sroie-600-dots.jpg", with: automatic(neural: ScriptedRecognizer(text: "neural words", version: "net 2"), made: made))
+        let neural = ScriptedRecognizer(text: "neural words", version: "net 2")
+        let result = try read("reread/sroie-000.jpg", with: automatic(neural: neural, made: made))
         let finding = try #require(result.findings["engine"])
         #expect(finding["chosen"]?.stringValue == "neural", "\(finding)")
         #expect(result.engine == "net 2")
         #expect(result.text == "neural words\n")
+        // The neural engine read the page before scale and enhance (the receipt is enlarged for Tesseract); its boxes
+        // came back onto the corrected page.
+        let scale = try #require(result.findings["scale"])
+        #expect(scale["applied"]?.boolValue == true, "\(scale)")
+        let factor = try #require(scale["factor"]?.doubleValue)
+        let read = try #require(neural.sizesRead.first)
+        #expect(abs(Double(result.width) / Double(read.width) - factor) < 0.01, "\(read) \(result.width)")
+        let first = try #require(result.words.first)
+        #expect(first.box == Rect(x: 10, y: 10, width: 30, height: 20).scaled(by: Double(result.width) / Double(read.width)))
         let evidence = try #require(finding["evidence"])
         let characters = evidence["characters"]?.intValue ?? 0
         #expect((evidence["weak_share"]?.doubleValue ?? 0) > EngineEvidence.neuralShare(characters: characters)
                     || characters < EngineEvidence.fewCharacters, "\(evidence)")
         #expect(made.count(.neural) == 1)
+    }
+
+    @Test("a table crop of small print goes to the neural engine without Tesseract's first reading")
+    func smallPrintNeural() throws {
+        let made = MadeCounter()
+        let neural = ScriptedRecognizer(text: "cells", version: "net 2")
+        // x-height about 5 px: the stages enlarge the crop 2.5× for Tesseract.
+        let result = try read("pubtabnet/PMC5198506_004_00.png", with: automatic(neural: neural, made: made))
+        let finding = try #require(result.findings["engine"])
+        #expect(finding["chosen"]?.stringValue == "neural", "\(finding)")
+        #expect((finding["small_print"]?["enlarged"]?.doubleValue ?? 0) >= AutomaticRecognizer.smallPrintEnlargement, "\(finding)")
+        #expect(finding["evidence"] == nil, "Tesseract did not read the page first: \(finding)")
+        #expect(!result.timings.contains { $0.stage == TesseractRecognizer.stage }, "\(result.timings)")
+        #expect(result.engine == "net 2" && result.text == "cells\n")
+        // Small print in Chinese stays with Tesseract, which then reads the page.
+        let chinese = try read("pubtabnet/PMC5198506_004_00.png", with: automatic(neural: neural, made: made), languages: ["chi_sim"])
+        #expect(chinese.findings["engine"]?["chosen"]?.stringValue == "tesseract")
+        #expect(chinese.engine == TesseractRecognizer.version && !chinese.words.isEmpty)
     }
 
     @Test("where the neural engine cannot write the page's language, Tesseract reads it")
