@@ -144,22 +144,23 @@ public struct EngineEvidence: Sendable, Equatable {
 
     /// A word below this confidence is unsure (Tesseract's 0–100 scale).
     static let weakConfidence = 80.0
-    /// The share of characters in unsure words above which the neural engine reads a short page…
-    static let neuralShare = 0.15
-    /// …and how much more doubt each thousand characters of text ask for. The neural engine's time grows with the
-    /// page's text (3–6× Tesseract's on a full paper page, 2× on a receipt), while its gain is largest where
-    /// Tesseract doubts its reading: a long page must be doubtful enough to be worth it. Measured on the dev sets
-    /// (docs/decisions/0076-a-neural-engine-beside-tesseract.md): receipts and table crops (under ~1,000 characters,
-    /// a quarter to three quarters of them unsure) go to the neural engine, clean and scanned paper pages (2,000–5,000
-    /// characters, a few per cent unsure) stay with Tesseract.
-    static let neuralSharePerThousand = 0.07
+    /// The share of characters in unsure words above which the neural engine reads a page grows by this much for
+    /// each thousand characters read: the neural engine's gain is largest where Tesseract doubts its reading, while
+    /// its time grows with the page's text (2× Tesseract's on a receipt, 3–6× on a full paper page), so a long page
+    /// must be more doubtful to be worth it. The price lies between what the dev sets allow on both sides: every
+    /// receipt of sroie-sample (450–1,000 characters, 12–74% unsure; the neural engine better on 38 of 42) and
+    /// eurotext (349 characters, 7% unsure; F1 0.932 → 1.000) go to the neural engine below 0.2; the two synthetic
+    /// clean pages Tesseract is least sure of (2,100–2,500 characters, 23–31% unsure) stay with it above 0.13, as
+    /// `Scripts/bench/ocr --engine auto`'s speed target asks. Checked on DocBank pages 21–50, which no constant
+    /// was chosen on: 6 of 30 go to the neural engine, each better read by it (F1 +0.015 to +0.19).
+    static let neuralSharePerThousand = 0.15
     /// A page with fewer characters than this read is weak whatever their confidence (the layout found no text
     /// where the neural detector might).
     static let fewCharacters = 20
 
     /// The share of unsure characters above which the neural engine reads a page of `characters`.
     static func neuralShare(characters: Int) -> Double {
-        neuralShare + neuralSharePerThousand * Double(characters) / 1000
+        neuralSharePerThousand * Double(characters) / 1000
     }
 
     public init(_ reading: PageResult) {
