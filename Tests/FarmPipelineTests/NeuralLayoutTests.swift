@@ -64,3 +64,36 @@ struct NeuralLayoutTests {
         #expect(LineLayout.blocks(lines).map { $0.paragraphs[0].lines.map(\.text) } == [["A heading"], ["body one", "body two"], ["after a gap"]])
     }
 }
+
+@Suite("Neural word boxes on the line's ink")
+struct NeuralInkRowsTests {
+    /// A white crop `width` × `height` with dark rows `ink` (each a range of rows).
+    static func crop(width: Int = 200, height: Int, ink: [Range<Int>], gray: UInt8 = 30) -> LineCrop {
+        var pixels = [UInt8](repeating: 235, count: width * height)
+        for rows in ink {
+            for y in rows { for x in 10..<(width - 10) where x % 7 != 0 { pixels[y * width + x] = gray } }
+        }
+        let image = NeuralImage(width: width, height: height, planes: [pixels])
+        let region = TextRegion(corners: [Point(0, 0), Point(Double(width), 0), Point(Double(width), Double(height)),
+                                          Point(0, Double(height))], score: 0.9)
+        return LineCrop(region, of: image)!
+    }
+
+    @Test("the rows of the line in the middle, without the edges of its neighbours above and below")
+    func middleLine() throws {
+        // A grown region 60 rows high: its line in rows 22-37, the foot of the line above in rows 0-3, the head of
+        // the line below in rows 55-59.
+        let crop = Self.crop(height: 60, ink: [0..<4, 22..<38, 55..<60])
+        #expect(crop.inkRows == 21..<39)
+        let box = try #require(crop.pageBox(from: 0, to: 200, rows: crop.inkRows, within: Rect(x: 0, y: 0, width: 200, height: 60)))
+        #expect(box == Rect(x: 0, y: 21, width: 200, height: 18))
+    }
+
+    @Test("a flat or blank crop keeps its full height")
+    func flat() {
+        #expect(Self.crop(height: 40, ink: []).inkRows == nil)
+        #expect(Self.crop(height: 40, ink: [0..<40], gray: 225).inkRows == nil)
+        // Ink only at the edges, none near the middle: the region's rows stand.
+        #expect(Self.crop(height: 60, ink: [0..<5, 56..<60]).inkRows == nil)
+    }
+}

@@ -120,11 +120,20 @@ public final class NeuralRecognizer: PageRecognizer {
 
         let pageBounds = Rect(x: 0, y: 0, width: width, height: height)
         var lines: [Line] = []
+        // Each word's box on its line's ink (`LineCrop.inkRows`), by its box on the detector's region. The layout
+        // groups rows and columns on the regions (as the reference pipeline does: on boxes trimmed to the ink, the
+        // table crops' rows joined worse, pubtabnet CER 11.9% -> 14.9%), and the documents get the ink's boxes.
+        var onInk: [Rect: Rect] = [:]
         for (crop, reading) in zip(crops, readings) {
             guard reading.line.confidence >= Self.minimumLineConfidence,
                   let lineBox = crop.pageBox(from: 0, to: Double(crop.image.width), within: pageBounds) else { continue }
+            let rows = crop.inkRows
+            let inkBox = rows.flatMap { crop.pageBox(from: 0, to: Double(crop.image.width), rows: $0, within: pageBounds) }
             let words = reading.line.words(stepWidth: reading.stepWidth, cropWidth: Double(crop.image.width)).compactMap { word -> Word? in
                 guard let box = crop.pageBox(from: word.start, to: word.end, within: lineBox) else { return nil }
+                if let rows, let inkBox, let ink = crop.pageBox(from: word.start, to: word.end, rows: rows, within: inkBox) {
+                    onInk[box] = ink
+                }
                 return Word(text: word.text, box: box, confidence: 100 * word.confidence,
                             candidates: reading.line.candidates(of: word.range, count: options.candidates))
             }
@@ -139,6 +148,7 @@ public final class NeuralRecognizer: PageRecognizer {
             result = CustomWords(options.words).correcting(result).result
         }
         result.arrangeInReadingOrder()
+        result.placeOnInk(onInk)
         result.text = TesseractRecognizer.text(of: result)
         result.findings = .object([("recognize", .object([
             ("engine", JSON(engineName)), ("regions", JSON(regions.count)), ("lines", JSON(lines.count)),
@@ -147,5 +157,23 @@ public final class NeuralRecognizer: PageRecognizer {
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
         result.engine = engineName
         return result
+    }
+}
+
+extension PageResult {
+    /// Moves each word whose box `onInk` knows onto its box there, and fits each line's box to its words: the
+    /// layout and reading order stay as they were.
+    mutating func placeOnInk(_ onInk: [Rect: Rect]) {
+        guard !onInk.isEmpty else { return }
+        for b in blocks.indices {
+            for p in blocks[b].paragraphs.indices {
+                for l in blocks[b].paragraphs[p].lines.indices {
+                    var line = blocks[b].paragraphs[p].lines[l]
+                    for w in line.words.indices { line.words[w].box = onInk[line.words[w].box] ?? line.words[w].box }
+                    line.box = Rect.enclosing(line.words.map(\.box), or: line.box)
+                    blocks[b].paragraphs[p].lines[l] = line
+                }
+            }
+        }
     }
 }
