@@ -16,6 +16,12 @@ public struct WebOptions: Sendable {
     public var maxUploadFiles = 100
     /// Pool threads.
     public var threads = 4
+    /// Threads that make page images (`/iiif/image/…`: a PDF page rendered, an image decoded and cut), apart from
+    /// the pool threads, so `/api/status` and the rest answer while they run; each holds up to
+    /// `RenderLimits.maxPixels` decoded, so this bounds the server's memory as much as its CPU.
+    public var imageThreads = 2
+    /// Image requests that may wait for those threads; past them a request is answered 503 with Retry-After.
+    public var imageQueue = 4
     /// Where `/iiif/` goes (the FarmIIIF module's handler); nil answers 404.
     public var iiif: (@Sendable (HTTPRequest) -> HTTPResponse)?
 
@@ -99,8 +105,11 @@ public final class WebServer: Sendable {
         limits.memoryPerConnection = 64 * 1024
         limits.maxBodyBytes = options.maxUploadBytes
         limits.maxBodyBytesInFlight = options.maxUploadBytes * 2   // two whole uploads at once, then 503
+        limits.heavyThreads = options.iiif == nil ? 0 : max(1, options.imageThreads)
+        limits.heavyQueue = max(0, options.imageQueue)
+        limits.heavyRetryAfterSeconds = 2
         do {
-            server = try HTTPServer(listeningSocket: fd, limits: limits) { request in
+            server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: { $0.path.hasPrefix("/iiif/image/") }) { request in
                 API.secured(api.answer(request))
             }
         } catch {

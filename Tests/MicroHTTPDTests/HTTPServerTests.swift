@@ -88,4 +88,69 @@ struct HTTPServerTests {
         server.stop()   // a second stop does nothing
         #expect(throws: HTTPClientError.self) { try HTTP.request(port: port, "GET / HTTP/1.0\r\n\r\n") }
     }
+
+    @Test("heavy requests run on their own threads: light ones answered meanwhile; past the queue, 503 with Retry-After")
+    func heavyRequests() throws {
+        let (fd, port) = try listeningSocket()
+        var limits = HTTPServer.Limits()
+        limits.threads = 1               // one pool thread: a heavy request on it would hold every other one
+        limits.heavyThreads = 1
+        limits.heavyQueue = 1
+        limits.heavyRetryAfterSeconds = 3
+        limits.timeoutSeconds = 10
+        let server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: { $0.path.hasPrefix("/slow") }) { request in
+            if request.path.hasPrefix("/slow") { usleep(1_500_000) }
+            return .text(200, "\(request.path)\n")
+        }
+        defer { server.stop() }
+        // Two heavy requests take the thread and the queue; the third is refused at once.
+        let slow = try (0..<2).map { index in
+            let fd = try HTTP.connect(port: port)
+            _ = Array("GET /slow\(index) HTTP/1.0\r\n\r\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return fd
+        }
+        defer { slow.forEach { close($0) } }
+        usleep(200_000)
+        let started = Date()
+        let refused = try HTTP.request(port: port, "GET /slow2 HTTP/1.0\r\n\r\n")
+        #expect(refused.status == 503 && refused.head.contains("Retry-After: 3"), "\(refused.head)")
+        var light: [Double] = []
+        for _ in 0..<5 {
+            let start = Date()
+            #expect(try HTTP.request(port: port, "GET /status HTTP/1.0\r\n\r\n").body == "/status\n")
+            light.append(Date().timeIntervalSince(start))
+        }
+        #expect(Date().timeIntervalSince(started) < 1.2, "the light requests waited for the heavy ones")
+        #expect(light.max()! < 0.5, "\(light)")
+        // Both heavy ones are answered, one after the other.
+        let answers = slow.map { String(decoding: HTTP.receiveAll($0), as: UTF8.self) }
+        #expect(answers[0].hasPrefix("HTTP/1.1 200") && answers[0].hasSuffix("/slow0\n"), "\(answers[0])")
+        #expect(answers[1].hasPrefix("HTTP/1.1 200") && answers[1].hasSuffix("/slow1\n"), "\(answers[1])")
+        #expect(Date().timeIntervalSince(started) > 2.5, "one heavy thread: the second waited for the first")
+    }
+
+    @Test("stop with heavy requests waiting answers them 503 and returns")
+    func stopWithHeavyWaiting() throws {
+        let (fd, port) = try listeningSocket()
+        var limits = HTTPServer.Limits()
+        limits.heavyThreads = 1
+        limits.heavyQueue = 4
+        let server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: { _ in true }) { _ in
+            usleep(500_000)
+            return .text(200, "done\n")
+        }
+        let clients = try (0..<3).map { _ in
+            let fd = try HTTP.connect(port: port)
+            _ = Array("GET / HTTP/1.0\r\n\r\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return fd
+        }
+        defer { clients.forEach { close($0) } }
+        usleep(200_000)
+        let start = Date()
+        server.stop()
+        #expect(Date().timeIntervalSince(start) < 3)
+        let statuses = clients.map { String(decoding: HTTP.receiveAll($0), as: UTF8.self).split(separator: " ").dropFirst().first ?? "" }
+        #expect(statuses.filter { $0 == "200" }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == "503" }.count == 2, "\(statuses)")
+    }
 }
