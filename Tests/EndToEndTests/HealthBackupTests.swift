@@ -18,7 +18,7 @@ struct HealthBackupTests {
         return (output, Date().timeIntervalSince(start))
     }
 
-    @Test("one coordinator per store: a second coordinator and run exit 75 naming the first; a killed one's lock is taken over")
+    @Test("one coordinator per store: a second coordinator (by the path, a symbolic or a hard link) and run exit 75 naming the first; a killed one's lock is taken over")
     func oneCoordinatorPerStore() throws {
         let farm = FarmHarness()
         #expect(try farm.submit([try TestImages.tinyPages(2, in: farm.folder)]).status == 0)
@@ -32,6 +32,22 @@ struct HealthBackupTests {
         let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--engine", "none", try TestImages.tinyPages(1, in: farm.folder, prefix: "r")])
         #expect(run.status == 75 && run.stderr.contains("one coordinator per store"), "\(run.stderr)")
         #expect(try openStore(farm).status().totalPages == 2, "run submitted nothing")
+        // The same store by another name (issue 37: these took the first one's live leases): a symbolic link, and a
+        // hard link in another folder, where the first one's lock file is not.
+        let symbolic = farm.folder.file("linked.db")
+        #expect(symlink(farm.storePath, symbolic) == 0)
+        let elsewhere = farm.folder.file("elsewhere")
+        try FileSystem.makeDirectory(elsewhere)
+        let hard = elsewhere + "/hard.db"
+        #expect(link(farm.storePath, hard) == 0)
+        for path in [symbolic, hard] {
+            // A coordinator that starts anyway would run for good: timeout(1) ends it (124) and the test fails.
+            let linked = try Run.process("/usr/bin/timeout", ["20", Fixtures.binary, "coordinator", "--store", path,
+                                                              "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"])
+            #expect(linked.status == 75, "\(path): \(linked.stderr)")
+            #expect(linked.stderr.contains("is already served by a coordinator (pid \(first.pid) on "), "\(path): \(linked.stderr)")
+        }
+        #expect(try FarmHarness.wait(seconds: 5) { try health(port).output.status == 0 }, "the first coordinator still serves")
 
         kill(first.pid, SIGKILL)
         _ = first.terminate(waiting: 5)
