@@ -157,10 +157,21 @@ final class API: Sendable {
             guard role == .admin else { return Self.error(403, "this token may only read; writes need an admin token") }
             return nil
         }
-        if role == nil && !request.peerIsLoopback && !options.insecureOpen {
+        if role == nil && !clientIsLocal(request) && !options.insecureOpen {
             return Self.error(401, "reads from another machine need a token (Authorization: Bearer …)", headers: challenge)
         }
         return nil
+    }
+
+    /// Whether the client is on this machine: the peer itself, unless the peer is a trusted proxy
+    /// (`--trusted-proxy`), whose last `X-Forwarded-For` entry is the client it saw (entries before it came from the
+    /// client and prove nothing); through such a proxy without the header, another machine. The header from any
+    /// other peer is ignored: anyone can send it.
+    func clientIsLocal(_ request: HTTPRequest) -> Bool {
+        guard options.trustedProxies.contains(request.peerAddress) else { return request.peerIsLoopback }
+        guard let forwarded = request.header("x-forwarded-for")?.split(separator: ",").last.map({ String($0).trimmingSpaces }),
+              !forwarded.isEmpty else { return false }
+        return HTTPRequest(method: request.method, path: request.path, peerAddress: forwarded).peerIsLoopback
     }
 
     // MARK: Reads

@@ -99,6 +99,12 @@ public final class HTTPServer: @unchecked Sendable {
         public var heavyQueue = 4
         /// The Retry-After of that 503, in seconds.
         public var heavyRetryAfterSeconds = 2
+        /// A request's head must arrive whole within this many seconds of its first byte (of the connection, or of
+        /// the end of the request before on it), however steadily it trickles; its body gets one more second per
+        /// `bodyBytesPerSecond` it declares. Past it the connection is closed. 0: only `timeoutSeconds` (idle).
+        public var requestSeconds = 10
+        /// The slowest body upload taken, for the deadline above.
+        public var bodyBytesPerSecond = 256 * 1024
 
         public init() {}
     }
@@ -127,9 +133,13 @@ public final class HTTPServer: @unchecked Sendable {
             ? HeavyPool(threads: limits.heavyThreads, queue: max(0, limits.heavyQueue),
                         retryAfter: max(1, limits.heavyRetryAfterSeconds), isHeavy: isHeavy!, handle: handler)
             : nil
+        let deadlines = limits.requestSeconds > 0
+            ? Deadlines(requestMilliseconds: Int64(limits.requestSeconds) * 1000, bodyBytesPerSecond: max(1, limits.bodyBytesPerSecond),
+                        longestBody: max(0, limits.maxBodyBytes))
+            : nil
         let box = Unmanaged.passRetained(HandlerBox(handler, maxBodyBytes: max(0, limits.maxBodyBytes),
                                                        maxInFlight: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight),
-                                                       heavy: heavy))
+                                                       heavy: heavy, deadlines: deadlines))
         // Suspending a connection while a heavy thread answers needs libmicrohttpd's inter-thread channel.
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
             | (heavy != nil ? UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) : 0)
@@ -143,6 +153,9 @@ public final class HTTPServer: @unchecked Sendable {
             // Frees a request's body buffer however the request ends (answered, timed out, client gone).
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, OpaquePointer(unsafeBitCast(completed, to: UnsafeMutableRawPointer.self)),
             OpaquePointer(box.toOpaque()),
+            // Connections started and closed: the whole-request deadline's registry.
+            MHD_OPTION.NOTIFY_CONNECTION.rawValue, OpaquePointer(unsafeBitCast(connectionChanged, to: UnsafeMutableRawPointer.self)),
+            OpaquePointer(box.toOpaque()),
             MHD_OPTION.END.rawValue,
         ]
         // MHD_start_daemon is variadic, which Swift cannot call; its va_list twin takes the same options.
@@ -151,6 +164,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let started else {
             heavy?.stop()
+            deadlines?.stop()
             box.release()
             throw HTTPServerError(message: "libmicrohttpd could not start on socket \(listeningSocket) "
                 + "(\(limits.threads) threads, epoll)")
@@ -172,6 +186,7 @@ public final class HTTPServer: @unchecked Sendable {
         box.heavy?.stop()
         box.waitForResumed(milliseconds: 2000)
         MHD_stop_daemon(daemon)
+        box.deadlines?.stop()
         self.daemon = nil
     }
 
@@ -188,6 +203,7 @@ private final class HandlerBox: @unchecked Sendable {
     let maxBodyBytes: Int
     let maxInFlight: Int
     let heavy: HeavyPool?
+    let deadlines: Deadlines?
     // Thread-safety: `inFlight` (body bytes held by all requests) and `suspended` (heavy requests admitted and not
     // ended yet: suspended, or resumed and being sent) are read and written holding `mutex`; pool threads, heavy
     // threads and stop() change them at once.
@@ -196,11 +212,12 @@ private final class HandlerBox: @unchecked Sendable {
     private var suspended = 0
 
     init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxInFlight: Int,
-         heavy: HeavyPool?) {
+         heavy: HeavyPool?, deadlines: Deadlines?) {
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
         self.maxInFlight = maxInFlight
         self.heavy = heavy
+        self.deadlines = deadlines
         pthread_mutex_init(&mutex, nil)
     }
 
@@ -390,6 +407,141 @@ private final class HeavyPool: @unchecked Sendable {
     }
 }
 
+/// The whole-request deadline (slowloris): libmicrohttpd's timeout counts idle time only, so a client sending a
+/// header line every few seconds held its connection for good. Each connection is registered when it starts; its
+/// deadline is set when a request may begin (the connection opened, or the request before it ended), moved on by
+/// the body it declares, and lifted while the request is answered; a thread of its own closes (shutdown) the
+/// socket of a connection past it, which libmicrohttpd then reads as the client gone.
+///
+/// Thread-safety: `entries` and every entry's fields are read and written holding `mutex`; the pool threads (start,
+/// head, answer, end, close) and the reaper use them at once. libmicrohttpd tells of a close before it closes the
+/// socket, and the entry leaves the registry then, under the same mutex, so the reaper never shuts another socket.
+private final class Deadlines: @unchecked Sendable {
+    final class Entry {
+        let fd: Int32
+        var deadline: Int64
+        var answering = false
+        var cut = false
+        init(fd: Int32, deadline: Int64) {
+            self.fd = fd
+            self.deadline = deadline
+        }
+    }
+
+    let requestMilliseconds: Int64
+    let bodyBytesPerSecond: Int
+    let longestBody: Int
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var mutex = pthread_mutex_t()
+    private var stopping = false
+    private var reaper = pthread_t()
+    private var reaping = false
+
+    init(requestMilliseconds: Int64, bodyBytesPerSecond: Int, longestBody: Int) {
+        self.requestMilliseconds = requestMilliseconds
+        self.bodyBytesPerSecond = bodyBytesPerSecond
+        self.longestBody = longestBody
+        pthread_mutex_init(&mutex, nil)
+        let context = Unmanaged.passRetained(self).toOpaque()
+        if pthread_create(&reaper, nil, { context in
+            let deadlines = Unmanaged<Deadlines>.fromOpaque(context!).takeRetainedValue()
+            deadlines.reap()
+            return nil
+        }, context) == 0 {
+            reaping = true
+        } else {
+            Unmanaged<Deadlines>.fromOpaque(context).release()
+        }
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    static var now: Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    func started(fd: Int32) -> Entry {
+        let entry = Entry(fd: fd, deadline: Self.now + requestMilliseconds)
+        locked { entries[ObjectIdentifier(entry)] = entry }
+        return entry
+    }
+
+    func closed(_ entry: Entry) { locked { _ = entries.removeValue(forKey: ObjectIdentifier(entry)) } }
+
+    /// The head is in: a request without a body is answered now; a body gets its time on top.
+    func headReceived(_ entry: Entry, body: Int?) {
+        locked {
+            if let body {
+                entry.deadline += Int64(min(body, longestBody)) * 1000 / Int64(bodyBytesPerSecond)
+            } else {
+                entry.answering = true
+            }
+        }
+    }
+
+    func answering(_ entry: Entry) { locked { entry.answering = true } }
+
+    /// The request ended: the next one on the connection has the whole time from now.
+    func ended(_ entry: Entry) {
+        locked {
+            entry.answering = false
+            entry.deadline = Self.now + requestMilliseconds
+        }
+    }
+
+    private func reap() {
+        while true {
+            usleep(100_000)
+            let now = Self.now
+            let done: Bool = locked {
+                for entry in entries.values where !entry.answering && !entry.cut && now > entry.deadline {
+                    entry.cut = true
+                    shutdown(entry.fd, Int32(SHUT_RDWR))
+                }
+                return stopping
+            }
+            if done { return }
+        }
+    }
+
+    func stop() {
+        let running: Bool = locked {
+            stopping = true
+            return reaping
+        }
+        if running { pthread_join(reaper, nil) }
+        locked { reaping = false }
+    }
+}
+
+/// libmicrohttpd's connection callback: registers a connection's deadline when it starts, drops it when it closes.
+private let connectionChanged: MHD_NotifyConnectionCallback = { context, connection, socketContext, change in
+    guard let context, let connection, let socketContext else { return }
+    guard let deadlines = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().deadlines else { return }
+    if change.rawValue == 0 {   // MHD_CONNECTION_NOTIFY_STARTED
+        let entry = deadlines.started(fd: ocrfarm_mhd_connection_fd(connection))
+        socketContext.pointee = Unmanaged.passRetained(entry).toOpaque()
+    } else if let pointer = socketContext.pointee {
+        let entry = Unmanaged<Deadlines.Entry>.fromOpaque(pointer)
+        deadlines.closed(entry.takeUnretainedValue())
+        entry.release()
+        socketContext.pointee = nil
+    }
+}
+
+/// The deadline entry of `connection`, when deadlines are kept.
+private func deadlineEntry(_ connection: OpaquePointer) -> Deadlines.Entry? {
+    ocrfarm_mhd_socket_context(connection).map { Unmanaged<Deadlines.Entry>.fromOpaque($0).takeUnretainedValue() }
+}
+
 /// Collects the key/value pairs of one kind (GET arguments or head fields) from libmicrohttpd.
 private final class Pairs {
     var values: [String: String] = [:]
@@ -428,7 +580,11 @@ private func peerAddress(_ connection: OpaquePointer) -> String {
 }
 
 /// Frees the request's state, if it had one.
-private let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+private let completed: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
+    if let context, let connection, let deadlines = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue().deadlines,
+       let entry = deadlineEntry(connection) {
+        deadlines.ended(entry)
+    }
     guard let requestContext, let pointer = requestContext.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     state.takeUnretainedValue().uncount()
@@ -464,11 +620,13 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
     }
     let methodText = method.map { String(cString: $0) } ?? ""
     let takesBody = methodText == "POST" || methodText == "PUT" || methodText == "PATCH"
+    let entry = box.deadlines != nil ? deadlineEntry(connection) : nil
     if takesBody {
         guard let existing = requestContext.pointee else {
             let buffer = RequestState(box)
             // A declared length past the bound is refused before a byte of the body is read.
             let declared = values(connection, MHD_ValueKind.HEADER_KIND, joinRepeated: true)["content-length"].flatMap { Int($0) }
+            if let entry { box.deadlines?.headReceived(entry, body: declared ?? box.maxBodyBytes) }
             if let declared, declared > box.maxBodyBytes {
                 return queue(.text(413, "the body is \(declared) bytes; at most \(box.maxBodyBytes) are taken\n"), on: connection)
             }
@@ -501,6 +659,9 @@ private let answer: MHD_AccessHandlerCallback = { context, connection, url, meth
         if buffer.overBudget {
             return queue(.text(503, "too many uploads at once; try again\n", headers: [("Retry-After", "1")]), on: connection)
         }
+    }
+    if let entry {
+        if takesBody { box.deadlines?.answering(entry) } else { box.deadlines?.headReceived(entry, body: nil) }
     }
     let body = takesBody ? requestContext.pointee.map { Unmanaged<RequestState>.fromOpaque($0).takeUnretainedValue().bytes } ?? [] : []
     let request = HTTPRequest(method: methodText, path: url.map { String(cString: $0) } ?? "",

@@ -153,4 +153,77 @@ struct HTTPServerTests {
         #expect(statuses.filter { $0 == "200" }.count == 1, "\(statuses)")
         #expect(statuses.filter { $0 == "503" }.count == 2, "\(statuses)")
     }
+
+    /// A TCP connection to 127.0.0.1:`port` from the loopback address `source` (any of 127.0.0.0/8).
+    static func connect(from source: String, port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 && connected == 0 else {
+            close(fd)
+            throw SlowlorisSetupError(description: "connect from \(source): errno \(errno)")
+        }
+        return fd
+    }
+
+    /// Whether the peer has closed `fd` (a read without waiting sees the end, or an error).
+    static func closedByPeer(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    @Test("slowloris: 1,000 half-open connections and a trickler; an honest client is answered at once, the trickler cut at the request deadline")
+    func slowloris() throws {
+        let (fd, port) = try listeningSocket()
+        var limits = HTTPServer.Limits()
+        limits.connections = 2048
+        limits.connectionsPerAddress = 300
+        limits.backlog = 1024
+        limits.timeoutSeconds = 30        // idle time alone would keep every one of them open past the test
+        limits.requestSeconds = 2
+        let server = try HTTPServer(listeningSocket: fd, limits: limits) { _ in .text(200, "ok\n") }
+        defer { server.stop() }
+        let started = Date()
+        // Half-open: connected, never a byte, from four loopback addresses under the per-address limit.
+        let idle = try (0..<1000).map { try Self.connect(from: "127.0.0.\(2 + $0 % 4)", port: port) }
+        defer { idle.forEach { close($0) } }
+        // The trickler: a header line every 0.4 s, never idle long enough for the idle timeout.
+        let trickler = try Self.connect(from: "127.0.0.9", port: port)
+        defer { close(trickler) }
+        _ = Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8).withUnsafeBytes { send(trickler, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var cutAfter: Double?
+        var honest: [Double] = []
+        var line = 0
+        while cutAfter == nil && Date().timeIntervalSince(started) < 8 {
+            let start = Date()
+            #expect(try HTTP.request(port: port, "GET / HTTP/1.0\r\n\r\n").body == "ok\n")
+            honest.append(Date().timeIntervalSince(start))
+            usleep(400_000)
+            line += 1
+            let header = Array("X-Line-\(line): x\r\n".utf8)
+            let sent = header.withUnsafeBytes { send(trickler, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 || Self.closedByPeer(trickler) { cutAfter = Date().timeIntervalSince(started) }
+        }
+        let cut = try #require(cutAfter, "the trickler still had its connection after 8 s")
+        #expect(cut >= 1.5 && cut < 4, "cut after \(cut) s (deadline 2 s)")
+        #expect(honest.max()! < 2, "honest client: \(honest)")
+        // The half-open ones are gone too.
+        #expect(idle.prefix(50).allSatisfy { Self.closedByPeer($0) }, "half-open connections still open after \(cut) s")
+    }
+}
+
+struct SlowlorisSetupError: Error, CustomStringConvertible {
+    let description: String
 }
