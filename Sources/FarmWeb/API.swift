@@ -54,6 +54,8 @@ final class API: Sendable {
         if segments.contains(where: { $0 == ".." || $0 == "." || $0.contains("\0") || $0.contains("\\") }) {
             return Self.error(400, "a path segment '..' or '.' is not allowed")
         }
+        // The server leaves %00 undecoded (a decoded NUL would end the path before this check could see it).
+        if request.path.contains("%00") { return Self.error(400, "a NUL (%00) in the path is not allowed") }
         if segments.first == "iiif" {
             guard let iiif = options.iiif else { return Self.error(404, "IIIF is not served by this build") }
             if let refused = authorize(request, write: false) { return refused }

@@ -153,6 +153,10 @@ public final class HTTPServer: @unchecked Sendable {
             // Frees a request's body buffer however the request ends (answered, timed out, client gone).
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, OpaquePointer(unsafeBitCast(completed, to: UnsafeMutableRawPointer.self)),
             OpaquePointer(box.toOpaque()),
+            // %HH decoded as libmicrohttpd does, except %00, kept as it is: decoded, it ended the C string of the
+            // path before a handler could see it ("/a%00/../b" arrived as "/a").
+            MHD_OPTION.UNESCAPE_CALLBACK.rawValue, OpaquePointer(unsafeBitCast(unescaped, to: UnsafeMutableRawPointer.self)),
+            OpaquePointer(box.toOpaque()),   // its context, unused
             // Connections started and closed: the whole-request deadline's registry.
             MHD_OPTION.NOTIFY_CONNECTION.rawValue, OpaquePointer(unsafeBitCast(connectionChanged, to: UnsafeMutableRawPointer.self)),
             OpaquePointer(box.toOpaque()),
@@ -540,6 +544,34 @@ private let connectionChanged: MHD_NotifyConnectionCallback = { context, connect
 /// The deadline entry of `connection`, when deadlines are kept.
 private func deadlineEntry(_ connection: OpaquePointer) -> Deadlines.Entry? {
     ocrfarm_mhd_socket_context(connection).map { Unmanaged<Deadlines.Entry>.fromOpaque($0).takeUnretainedValue() }
+}
+
+/// libmicrohttpd's unescaper for paths and arguments: %HH becomes its byte, in place, except %00, which stays as the
+/// three characters (a handler refuses it where it matters); anything else is copied as it is.
+private let unescaped: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = { _, _, text in
+    guard let text else { return 0 }
+    func hex(_ value: CChar) -> Int? {
+        switch UInt8(bitPattern: value) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(value) - Int(UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(value) - Int(UInt8(ascii: "a")) + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(value) - Int(UInt8(ascii: "A")) + 10
+        default: nil
+        }
+    }
+    var read = 0, write = 0
+    while text[read] != 0 {
+        if text[read] == CChar(UInt8(ascii: "%")), text[read + 1] != 0, text[read + 2] != 0,
+           let high = hex(text[read + 1]), let low = hex(text[read + 2]), high * 16 + low != 0 {
+            text[write] = CChar(bitPattern: UInt8(high * 16 + low))
+            read += 3
+        } else {
+            text[write] = text[read]
+            read += 1
+        }
+        write += 1
+    }
+    text[write] = 0
+    return write
 }
 
 /// Collects the key/value pairs of one kind (GET arguments or head fields) from libmicrohttpd.

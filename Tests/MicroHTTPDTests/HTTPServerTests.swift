@@ -43,6 +43,18 @@ struct HTTPServerTests {
         #expect(head.status == 200 && head.body.isEmpty)
     }
 
+    @Test("%HH is decoded in the path and arguments, except %00, which reaches the handler as it is (issue 37)")
+    func nulEscape() throws {
+        let (fd, port) = try listeningSocket()
+        let server = try HTTPServer(listeningSocket: fd) { request in
+            .text(200, "\(request.path)|\(request.query["q"] ?? "-")")
+        }
+        defer { server.stop() }
+        // Decoded, %00 ended the path's C string: "/api/status%00/../x" arrived as "/api/status".
+        #expect(try HTTP.request(port: port, "GET /a%20b%00/../c?q=x%00y%41 HTTP/1.0\r\n\r\n").body == "/a b%00/../c|x%00yA")
+        #expect(try HTTP.request(port: port, "GET /%2e%2e/%zz/%4 HTTP/1.0\r\n\r\n").body == "/../%zz/%4|-")
+    }
+
     @Test("30 idle connections do not delay the next request")
     func idleConnections() throws {
         let (fd, port) = try listeningSocket()
