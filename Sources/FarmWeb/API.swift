@@ -381,7 +381,11 @@ final class API: Sendable {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.read(source.path.description, limit: Self.maxImageBytes)
+            // As the coordinator reads it: never through a link put where the file was (it could name any file
+            // this process may read), and nothing but a regular file (a FIFO would hold the thread for good).
+            bytes = try FileSystem.read(source.path, limit: Self.maxImageBytes, regularOnly: true, followLinks: false)
+        } catch where error.code == ELOOP {
+            return Self.error(409, "the page's source file is a symbolic link now (it was a file when submitted)")
         } catch {
             return Self.error(410, "the page's source file cannot be read now: \(error)")
         }

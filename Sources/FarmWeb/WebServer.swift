@@ -16,7 +16,8 @@ public struct WebOptions: Sendable {
     public var maxUploadFiles = 100
     /// Pool threads.
     public var threads = 4
-    /// Threads that make page images (`/iiif/image/…`: a PDF page rendered, an image decoded and cut), apart from
+    /// Threads that make or read page images (`/iiif/image/…`: a PDF page rendered, an image decoded and cut;
+    /// `/api/pages/N/image`: the source read and hashed), apart from
     /// the pool threads, so `/api/status` and the rest answer while they run; each holds up to
     /// `RenderLimits.maxPixels` decoded, so this bounds the server's memory as much as its CPU.
     public var imageThreads = 2
@@ -117,11 +118,11 @@ public final class WebServer: Sendable {
         limits.memoryPerConnection = 64 * 1024
         limits.maxBodyBytes = options.maxUploadBytes
         limits.maxBodyBytesInFlight = options.maxUploadBytes * 2   // two whole uploads at once, then 503
-        limits.heavyThreads = options.iiif == nil ? 0 : max(1, options.imageThreads)
+        limits.heavyThreads = max(1, options.imageThreads)
         limits.heavyQueue = max(0, options.imageQueue)
         limits.heavyRetryAfterSeconds = 2
         do {
-            server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: { $0.path.hasPrefix("/iiif/image/") }) { request in
+            server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: Self.isImage) { request in
                 API.secured(api.answer(request))
             }
         } catch {
@@ -151,6 +152,12 @@ public final class WebServer: Sendable {
             if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         return Int(min(limit.rlim_cur, rlim_t(Int32.max)))
+    }
+
+    /// Requests that make or read a page image (`/iiif/image/…`, `/api/pages/N/image`: up to 256 MB read and
+    /// hashed), answered on the image threads.
+    @Sendable static func isImage(_ request: HTTPRequest) -> Bool {
+        request.path.hasPrefix("/iiif/image/") || (request.path.hasPrefix("/api/pages/") && request.path.hasSuffix("/image"))
     }
 
     /// "127.0.0.1:…", "127.x", "[::1]:…", "localhost:…": nothing from another machine can connect.
