@@ -65,7 +65,7 @@ let package = Package(
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).
         .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "FarmRuntime", "SQLite", "Leptonica", "Crypto",
-                                                 "MicroHTTPD"]),
+                                                 "MicroHTTPD", "QPDF"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [

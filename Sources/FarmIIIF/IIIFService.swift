@@ -134,7 +134,7 @@ public final class IIIFService: @unchecked Sendable {
         do {
             decoded = try images.image(of: page, source: source, readSize: readSize)
         } catch {
-            return Self.text(404, "page \(page) has no image: \(error.reason)\n")
+            return Self.text(error.status, "page \(page) has no image: \(error.reason)\n")
         }
         if parts.count == 2 {
             return Self.json(ImageInfo.json(id: service, width: decoded.width, height: decoded.height), profile: Presentation.imageContext)

@@ -3,15 +3,33 @@ import FarmCore
 import FarmRuntime
 import FarmStore
 import Leptonica
+import QPDF
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Why a page's image cannot be shown: the page is unknown (404) or its source is not an image that still reads
-/// as it was submitted (also 404 to a client, with the reason in the body).
+/// as it was submitted (also 404 to a client, with the reason in the body), or making it passed a render limit
+/// (`status` 500: the same request would pass it again).
 public struct PageImageError: Error, Sendable, CustomStringConvertible {
     public let reason: String
+    public var status = 404
     public var description: String { reason }
+}
+
+/// What one image made from a source may take. A PDF page's pixel size is computed from its box before anything
+/// renders and a page past `maxPixels` is made smaller, to fit, keeping its shape (a 4000 × 4000 pt page at 300 dpi
+/// would be 278 million pixels, 1.1 GB); pdftoppm is given that exact size, runs at a lower priority than the
+/// server, within `childMemoryBytes` of address space, and is killed past `seconds`.
+public struct RenderLimits: Sendable {
+    /// Pixels of a rendered PDF page: 25 million is a 300 dpi A3 page with room, 100 MB decoded.
+    public var maxPixels = 25_000_000
+    /// Wall time of one pdftoppm run.
+    public var seconds = 20.0
+    /// pdftoppm's address space (RLIMIT_AS): its bitmap at `maxPixels` and poppler, with room.
+    public var childMemoryBytes = 1 << 30
+
+    public init() {}
 }
 
 /// The decoded page images, read from the files the store names (never from a path in a URL) and kept in a small
@@ -34,17 +52,26 @@ public final class PageImages: @unchecked Sendable {
 
     private let capacity: Int
     private let pixelBudget: Int
+    public let limits: RenderLimits
     private var entries: [(page: PageID, image: Pix)] = []   // most recently used last
+    /// Pages being decoded now: a second request for one waits for the first instead of rendering it again.
+    private var making: Set<PageID> = []
     private var lock = pthread_mutex_t()
+    private var made = pthread_cond_t()
 
     /// At most `capacity` images and `pixelBudget` pixels in all (a 300 dpi A4 page is 8.7 million).
-    public init(capacity: Int = 4, pixelBudget: Int = 60_000_000) {
+    public init(capacity: Int = 4, pixelBudget: Int = 60_000_000, limits: RenderLimits = RenderLimits()) {
         self.capacity = max(capacity, 1)
         self.pixelBudget = pixelBudget
+        self.limits = limits
         pthread_mutex_init(&lock, nil)
+        pthread_cond_init(&made, nil)
     }
 
-    deinit { pthread_mutex_destroy(&lock) }
+    deinit {
+        pthread_cond_destroy(&made)
+        pthread_mutex_destroy(&lock)
+    }
 
     /// How many images the cache holds now (for tests).
     public var cachedCount: Int {
@@ -57,17 +84,25 @@ public final class PageImages: @unchecked Sendable {
     /// `readSize`: the pixel size a PDF page was read at (`Store.readSize(of:)`), which its rasterization takes.
     func image(of page: PageID, source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
         pthread_mutex_lock(&lock)
-        if let index = entries.firstIndex(where: { $0.page == page }) {
-            let entry = entries.remove(at: index)
-            entries.append(entry)
-            pthread_mutex_unlock(&lock)
-            return entry.image
+        while true {
+            if let index = entries.firstIndex(where: { $0.page == page }) {
+                let entry = entries.remove(at: index)
+                entries.append(entry)
+                pthread_mutex_unlock(&lock)
+                return entry.image
+            }
+            guard making.contains(page) else { break }
+            pthread_cond_wait(&made, &lock)
         }
+        making.insert(page)
         pthread_mutex_unlock(&lock)
-        // Decoded outside the lock: two requests for one new page may both decode it, which costs time, not harm.
-        let image = try Self.decoded(source, readSize: readSize)
+        // Decoded outside the lock; requests for this page wait for it (a failure lets the next one try).
+        let decoded = Result(catching: { () throws(PageImageError) -> Pix in try Self.decoded(source, readSize: readSize, limits: limits) })
         pthread_mutex_lock(&lock)
         defer { pthread_mutex_unlock(&lock) }
+        making.remove(page)
+        pthread_cond_broadcast(&made)
+        let image = try decoded.get()
         if !entries.contains(where: { $0.page == page }) {
             entries.append((page, image))
             var pixels = entries.reduce(0) { $0 + $1.image.width * $1.image.height }
@@ -99,15 +134,21 @@ public final class PageImages: @unchecked Sendable {
         return bytes
     }
 
-    static func decoded(_ source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
+    static func decoded(_ source: PageSource, readSize: (width: Int, height: Int)? = nil,
+                        limits: RenderLimits = RenderLimits()) throws(PageImageError) -> Pix {
         var bytes = try checkedBytes(source)
         var page = source.index
+        var most = maxPixels
         if source.kind == .pdf {
-            bytes = try rasterized(bytes, page: source.index, size: readSize)
+            let name = "page \(source.index + 1) of \(source.path)"
+            let size = try renderSize(bytes, name: name, page: source.index, readSize: readSize, maxPixels: limits.maxPixels)
+            bytes = try rasterized(bytes, name: name, page: source.index, size: size, limits: limits)
             page = 0
+            // pdftoppm rounds the size it was given up by a pixel at most.
+            most = (size.width + 1) * (size.height + 1)
         }
         do throws(LeptonicaError) {
-            return try Pix(encoded: bytes, page: page, maxPixels: maxPixels)
+            return try Pix(encoded: bytes, page: page, maxPixels: most)
         } catch {
             throw PageImageError(reason: "the page's image cannot be decoded: \(error.message)")
         }
@@ -116,37 +157,85 @@ public final class PageImages: @unchecked Sendable {
     /// The resolution a PDF page not read yet is shown at (the workers' for a page without a large image).
     static let pdfResolution = 300
 
-    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm`: at exactly `size` pixels when the page
-    /// was read (the workers choose the resolution from the page's images, FarmPipeline's `PDFRasterizer`, whose
-    /// module is not linked here: it would bring Tesseract into the server), else at `pdfResolution`.
-    static func rasterized(_ pdf: [UInt8], page: Int, size: (width: Int, height: Int)? = nil) throws(PageImageError) -> [UInt8] {
+    /// The pixel size page `page` (from 0) of `pdf` is shown at, before anything renders: the size it was read at
+    /// (`readSize`), else its visible box at `pdfResolution`, turned by its /Rotate as pdftoppm turns it; either
+    /// made smaller to fit `maxPixels`, keeping its shape. `turned`: the page has /Rotate 90 or 270 (pdftoppm's
+    /// -scale-to-x and -y then size the page before it is turned).
+    static func renderSize(_ pdf: [UInt8], name: String, page: Int, readSize: (width: Int, height: Int)?,
+                           maxPixels: Int) throws(PageImageError) -> (width: Int, height: Int, turned: Bool) {
+        let facts: PDFPageFacts
+        do throws(QPDFError) {
+            facts = try QPDF.pageFacts(pdf, name: name, page: page)
+        } catch {
+            throw PageImageError(reason: "\(name) cannot be read as a PDF page: \(error.message)")
+        }
+        let turned = facts.rotation == 90 || facts.rotation == 270
+        var width: Double, height: Double
+        if let readSize, readSize.width > 0, readSize.height > 0 {
+            (width, height) = (Double(readSize.width), Double(readSize.height))
+        } else {
+            let scale = Double(pdfResolution) / 72
+            (width, height) = turned ? (facts.height * scale, facts.width * scale) : (facts.width * scale, facts.height * scale)
+        }
+        guard width.isFinite, height.isFinite, width >= 0.5, height >= 0.5 else {
+            throw PageImageError(reason: "\(name) has an empty or unreadable page box (\(width) × \(height) pixels)")
+        }
+        let fit = min(1, (Double(max(maxPixels, 1)) / (width * height)).squareRoot())
+        return (max(1, Int(width * fit)), max(1, Int(height * fit)), turned)
+    }
+
+    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm`, at exactly `size` pixels
+    /// (`renderSize`: the workers choose the resolution from the page's images, FarmPipeline's `PDFRasterizer`,
+    /// whose module is not linked here: it would bring Tesseract into the server), within `limits`.
+    static func rasterized(_ pdf: [UInt8], name: String, page: Int, size: (width: Int, height: Int, turned: Bool),
+                           limits: RenderLimits) throws(PageImageError) -> [UInt8] {
         guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
-            throw PageImageError(reason: "the page is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
+            throw PageImageError(reason: "\(name) is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
         }
         let folder: String
         do throws(FileError) {
             folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-iiif")
         } catch {
-            throw PageImageError(reason: "no temporary folder for the PDF page: \(error.reason)")
+            throw PageImageError(reason: "no temporary folder for \(name): \(error.reason)")
         }
         defer { FileSystem.remove(folder) }
-        let status: Int32
+        let (x, y) = size.turned ? (size.height, size.width) : (size.width, size.height)
+        let arguments = ["-scale-to-x", String(x), "-scale-to-y", String(y),
+                         "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
+                         folder + "/in.pdf", folder + "/page"]
+        let child: ChildProcess
         do throws(FileError) {
             try FileSystem.write(pdf, to: folder + "/in.pdf", mode: 0o600)
-            let child = try ChildProcess(
-                executable: tool,
-                arguments: (size.map { ["-scale-to-x", String($0.width), "-scale-to-y", String($0.height)] }
-                                ?? ["-r", String(pdfResolution)])
-                    + ["-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile", folder + "/in.pdf", folder + "/page"],
-                outputPath: folder + "/log.txt")
-            status = child.wait()
+            // A page whose drawing asks for more memory than its bitmap needs fails alone: util-linux's prlimit
+            // sets pdftoppm's address space before it runs (it execs pdftoppm in its place, same pid).
+            child = try FileSystem.exists(prlimitTool)
+                ? ChildProcess(executable: prlimitTool, arguments: ["--as=\(limits.childMemoryBytes)", "--", tool] + arguments,
+                               outputPath: folder + "/log.txt")
+                : ChildProcess(executable: tool, arguments: arguments, outputPath: folder + "/log.txt")
         } catch {
-            throw PageImageError(reason: "pdftoppm cannot run: \(error.reason)")
+            throw PageImageError(reason: "pdftoppm cannot run for \(name): \(error.reason)")
+        }
+        // Renders give way to the server's own threads.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(child.pid), 10)
+        guard let status = child.wait(milliseconds: Int(limits.seconds * 1000)) else {
+            child.signal(SIGKILL)
+            child.wait()
+            throw PageImageError(reason: "\(name): pdftoppm took longer than \(Self.seconds(limits.seconds)) to render it at "
+                                 + "\(size.width) × \(size.height) pixels; stopped", status: 500)
         }
         guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
-            throw PageImageError(reason: "pdftoppm cannot rasterize page \(page + 1) of the PDF (exit \(status))")
+            let said = (try? FileSystem.readText(folder + "/log.txt"))?.split(separator: "\n").last.map { ": \($0)" } ?? ""
+            throw PageImageError(reason: "pdftoppm cannot render \(name) at \(size.width) × \(size.height) pixels "
+                                 + "(exit \(status))\(said)")
         }
         return png
+    }
+
+    /// util-linux's prlimit (Debian: essential, always there).
+    static let prlimitTool = "/usr/bin/prlimit"
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// The size of the source's image from its header, without decoding it (for a page that has no result).

@@ -54,6 +54,8 @@ final class API: Sendable {
         if segments.contains(where: { $0 == ".." || $0 == "." || $0.contains("\0") || $0.contains("\\") }) {
             return Self.error(400, "a path segment '..' or '.' is not allowed")
         }
+        // The server leaves %00 undecoded (a decoded NUL would end the path before this check could see it).
+        if request.path.contains("%00") { return Self.error(400, "a NUL (%00) in the path is not allowed") }
         if segments.first == "iiif" {
             guard let iiif = options.iiif else { return Self.error(404, "IIIF is not served by this build") }
             if let refused = authorize(request, write: false) { return refused }
@@ -157,10 +159,21 @@ final class API: Sendable {
             guard role == .admin else { return Self.error(403, "this token may only read; writes need an admin token") }
             return nil
         }
-        if role == nil && !request.peerIsLoopback && !options.insecureOpen {
+        if role == nil && !clientIsLocal(request) && !options.insecureOpen {
             return Self.error(401, "reads from another machine need a token (Authorization: Bearer …)", headers: challenge)
         }
         return nil
+    }
+
+    /// Whether the client is on this machine: the peer itself, unless the peer is a trusted proxy
+    /// (`--trusted-proxy`), whose last `X-Forwarded-For` entry is the client it saw (entries before it came from the
+    /// client and prove nothing); through such a proxy without the header, another machine. The header from any
+    /// other peer is ignored: anyone can send it.
+    func clientIsLocal(_ request: HTTPRequest) -> Bool {
+        guard options.trustedProxies.contains(request.peerAddress) else { return request.peerIsLoopback }
+        guard let forwarded = request.header("x-forwarded-for")?.split(separator: ",").last.map({ String($0).trimmingSpaces }),
+              !forwarded.isEmpty else { return false }
+        return HTTPRequest(method: request.method, path: request.path, peerAddress: forwarded).peerIsLoopback
     }
 
     // MARK: Reads
@@ -368,7 +381,11 @@ final class API: Sendable {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.read(source.path.description, limit: Self.maxImageBytes)
+            // As the coordinator reads it: never through a link put where the file was (it could name any file
+            // this process may read), and nothing but a regular file (a FIFO would hold the thread for good).
+            bytes = try FileSystem.read(source.path, limit: Self.maxImageBytes, regularOnly: true, followLinks: false)
+        } catch where error.code == ELOOP {
+            return Self.error(409, "the page's source file is a symbolic link now (it was a file when submitted)")
         } catch {
             return Self.error(410, "the page's source file cannot be read now: \(error)")
         }

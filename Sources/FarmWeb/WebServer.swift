@@ -16,6 +16,18 @@ public struct WebOptions: Sendable {
     public var maxUploadFiles = 100
     /// Pool threads.
     public var threads = 4
+    /// Threads that make or read page images (`/iiif/image/…`: a PDF page rendered, an image decoded and cut;
+    /// `/api/pages/N/image`: the source read and hashed), apart from
+    /// the pool threads, so `/api/status` and the rest answer while they run; each holds up to
+    /// `RenderLimits.maxPixels` decoded, so this bounds the server's memory as much as its CPU.
+    public var imageThreads = 2
+    /// Image requests that may wait for those threads; past them a request is answered 503 with Retry-After.
+    public var imageQueue = 4
+    /// Seconds a request's head (and its body, at 256 KB/s) may take to arrive, however steadily it trickles.
+    public var requestSeconds = 10
+    /// Addresses of reverse proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`). From any other
+    /// peer the header is ignored; from these, a request without it is taken as from another machine.
+    public var trustedProxies: Set<String> = []
     /// Where `/iiif/` goes (the FarmIIIF module's handler); nil answers 404.
     public var iiif: (@Sendable (HTTPRequest) -> HTTPResponse)?
 
@@ -93,14 +105,24 @@ public final class WebServer: Sendable {
         // (libmicrohttpd 0.9.75, epoll; 128 of 200 held connections, about one burst in ten): each thread's share
         // is kept above what one address may hold, so the per-address limit refuses first.
         limits.connectionsPerAddress = 256
-        limits.connections = (limits.connectionsPerAddress + 256) * limits.threads
+        // In all, room for sixteen addresses at their limit (issue 37: 2,160 half-open connections from 9 loopback
+        // addresses, under the per-address limit, filled the 2,048 there were and the next client waited 25 s),
+        // within the process's descriptors (raised to their hard limit for it).
+        limits.connections = max((limits.connectionsPerAddress + 256) * limits.threads,
+                                 min(limits.connectionsPerAddress * 16, Self.raisedDescriptorLimit() - 256))
         limits.backlog = 1024
         limits.timeoutSeconds = 30
+        // The whole request (head, and body at 256 KB/s or faster) within this, however it trickles: a client
+        // sending a header line every 5 s held its connection past 40 s, since the timeout counts idle time.
+        limits.requestSeconds = max(1, options.requestSeconds)
         limits.memoryPerConnection = 64 * 1024
         limits.maxBodyBytes = options.maxUploadBytes
         limits.maxBodyBytesInFlight = options.maxUploadBytes * 2   // two whole uploads at once, then 503
+        limits.heavyThreads = max(1, options.imageThreads)
+        limits.heavyQueue = max(0, options.imageQueue)
+        limits.heavyRetryAfterSeconds = 2
         do {
-            server = try HTTPServer(listeningSocket: fd, limits: limits) { request in
+            server = try HTTPServer(listeningSocket: fd, limits: limits, isHeavy: Self.isImage) { request in
                 API.secured(api.answer(request))
             }
         } catch {
@@ -113,6 +135,30 @@ public final class WebServer: Sendable {
     }
 
     public func stop() { server.stop() }
+
+    /// "127.0.0.1", "::1": an address as the server reports a peer's (no names, no port).
+    public static func isNumericAddress(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// Raises this process's open-file limit to its hard limit; returns the limit now.
+    static func raisedDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(min(limit.rlim_cur, rlim_t(Int32.max)))
+    }
+
+    /// Requests that make or read a page image (`/iiif/image/…`, `/api/pages/N/image`: up to 256 MB read and
+    /// hashed), answered on the image threads.
+    @Sendable static func isImage(_ request: HTTPRequest) -> Bool {
+        request.path.hasPrefix("/iiif/image/") || (request.path.hasPrefix("/api/pages/") && request.path.hasSuffix("/image"))
+    }
 
     /// "127.0.0.1:…", "127.x", "[::1]:…", "localhost:…": nothing from another machine can connect.
     static func isLoopback(_ listen: String) -> Bool {

@@ -12,6 +12,9 @@ enum WebServeOptions {
         OptionSpec("--webhook-secret-file", value: "FILE", "The HMAC-SHA256 key for the webhook's X-Ocrfarm-Signature (required with --webhook)."),
         OptionSpec("--max-upload-bytes", value: "N", "Largest POST /api/submit body (default: 67108864)."),
         OptionSpec("--max-upload-files", value: "N", "Files in one upload at most (default: 100)."),
+        OptionSpec("--trusted-proxy", value: "ADDR", repeatable: true,
+                   "A reverse proxy's address (e.g. 127.0.0.1): from it, X-Forwarded-For names the client; never otherwise."),
+        OptionSpec("--request-seconds", value: "N", "Seconds a request's head may take to arrive, its body 1 s more per 256 KB (default: 10)."),
     ]
 
     static func options(_ arguments: ParsedArguments) throws(UsageError) -> WebOptions {
@@ -19,6 +22,13 @@ enum WebServeOptions {
         options.insecureOpen = arguments.flag("--insecure-open")
         options.maxUploadBytes = try arguments.int("--max-upload-bytes", range: 1024...(1 << 32)) ?? options.maxUploadBytes
         options.maxUploadFiles = try arguments.int("--max-upload-files", range: 1...10_000) ?? options.maxUploadFiles
+        options.requestSeconds = try arguments.int("--request-seconds", range: 1...3600) ?? options.requestSeconds
+        for address in arguments.strings("--trusted-proxy") {
+            guard WebServer.isNumericAddress(address) else {
+                throw UsageError(message: "--trusted-proxy \(address): not a numeric IPv4 or IPv6 address")
+            }
+            options.trustedProxies.insert(address)
+        }
         return options
     }
 

@@ -17,6 +17,7 @@ struct StatusCommand: Command {
         OptionSpec("--prometheus", "Print the Prometheus text format (for node_exporter's textfile collector)."),
         OptionSpec("--watch", "Print again every 2 s until Ctrl-C (redrawn in place on a terminal)."),
         OptionSpec("--quality", "Also the pages measured, how many are below 0.5, and the 5 weakest (ocrfarm review lists more)."),
+        OptionSpec("--check", "First check the store with SQLite's quick_check (reads the whole file): damaged, exit 76."),
     ]
     static let discussion = """
     Reads the store in one read transaction without blocking the coordinator; fast at a million pages.
@@ -46,7 +47,11 @@ struct StatusCommand: Command {
     condition}{worker, host}, ocrfarm_stage_duration_seconds{stage, quantile} (a summary over the recent results),
     ocrfarm_coordinator_up and the coordinator's counters. `ocrfarm coordinator --metrics-listen` serves the same.
 
-    Exit status: 0; 64 bad options; 66 no store, or no document of that name.
+    Counts are read from the store's indexes and count tables, which a damaged file can still answer: --check runs
+    SQLite's quick_check over the whole file first (a few seconds per GB) and says "quick_check: ok" (text) before
+    the report, or exits 76 naming the first problems.
+
+    Exit status: 0; 64 bad options; 66 no store, or no document of that name; 76 damaged store (--check).
     """
 
     enum Format { case text, json, prometheus }
@@ -56,6 +61,7 @@ struct StatusCommand: Command {
     let format: Format
     let watch: Bool
     let quality: Bool
+    let check: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "status takes no arguments") }
@@ -67,11 +73,16 @@ struct StatusCommand: Command {
         format = arguments.flag("--json") ? .json : arguments.flag("--prometheus") ? .prometheus : .text
         watch = arguments.flag("--watch")
         quality = arguments.flag("--quality")
+        check = arguments.flag("--check")
         if quality && format == .prometheus { throw UsageError(message: "--quality and --prometheus cannot be used together") }
     }
 
     func run() throws -> ExitStatus {
         let store = try ReportDocuments.open(storePath)
+        if check {
+            try store.checkSound()
+            if format == .text { Console.out("quick_check: ok (\(storePath))\n") }
+        }
         let scope = try documentName.map { try ReportDocuments.named($0, in: store) }
         guard watch else {
             Console.out(render(try store.report(scope: scope), framed: false, quality: try qualitySummary(store, scope: scope)))

@@ -18,7 +18,7 @@ struct HealthBackupTests {
         return (output, Date().timeIntervalSince(start))
     }
 
-    @Test("one coordinator per store: a second coordinator and run exit 75 naming the first; a killed one's lock is taken over")
+    @Test("one coordinator per store: a second coordinator (by the path, a symbolic or a hard link) and run exit 75 naming the first; a killed one's lock is taken over")
     func oneCoordinatorPerStore() throws {
         let farm = FarmHarness()
         #expect(try farm.submit([try TestImages.tinyPages(2, in: farm.folder)]).status == 0)
@@ -32,6 +32,22 @@ struct HealthBackupTests {
         let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--engine", "none", try TestImages.tinyPages(1, in: farm.folder, prefix: "r")])
         #expect(run.status == 75 && run.stderr.contains("one coordinator per store"), "\(run.stderr)")
         #expect(try openStore(farm).status().totalPages == 2, "run submitted nothing")
+        // The same store by another name (issue 37: these took the first one's live leases): a symbolic link, and a
+        // hard link in another folder, where the first one's lock file is not.
+        let symbolic = farm.folder.file("linked.db")
+        #expect(symlink(farm.storePath, symbolic) == 0)
+        let elsewhere = farm.folder.file("elsewhere")
+        try FileSystem.makeDirectory(elsewhere)
+        let hard = elsewhere + "/hard.db"
+        #expect(link(farm.storePath, hard) == 0)
+        for path in [symbolic, hard] {
+            // A coordinator that starts anyway would run for good: timeout(1) ends it (124) and the test fails.
+            let linked = try Run.process("/usr/bin/timeout", ["20", Fixtures.binary, "coordinator", "--store", path,
+                                                              "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"])
+            #expect(linked.status == 75, "\(path): \(linked.stderr)")
+            #expect(linked.stderr.contains("is already served by a coordinator (pid \(first.pid) on "), "\(path): \(linked.stderr)")
+        }
+        #expect(try FarmHarness.wait(seconds: 5) { try health(port).output.status == 0 }, "the first coordinator still serves")
 
         kill(first.pid, SIGKILL)
         _ = first.terminate(waiting: 5)
@@ -62,12 +78,25 @@ struct HealthBackupTests {
         farm.stopAll()
     }
 
-    @Test("a damaged store: health --store and the coordinator exit 76 naming it; another program's file is refused with 66, untouched")
+    @Test("a damaged store: health --store, status --check and the coordinator exit 76 naming it; another program's file is refused with 66, untouched")
     func damagedAndForeignStores() throws {
         let farm = FarmHarness()
         #expect(try farm.submit([try TestImages.tinyPages(300, in: farm.folder)]).status == 0)
         let sound = try Run.ocrfarm(["health", "--store", farm.storePath])
         #expect(sound.status == 0 && sound.text == "ok store \(farm.storePath): 300 pages\n", "\(sound.text)\(sound.stderr)")
+        let soundStatus = try Run.ocrfarm(["status", "--check", "--store", farm.storePath])
+        #expect(soundStatus.status == 0 && soundStatus.text.hasPrefix("quick_check: ok (\(farm.storePath))\n"), "\(soundStatus.text)")
+        #expect(soundStatus.text.contains("300"), "the report follows the check: \(soundStatus.text)")
+        // The store's last page damaged: status reads its counts from pages this leaves alone and exits 0 as if
+        // sound (issue 37); --check reads every page and says which is damaged.
+        var lastPageDamaged = try FileSystem.read(farm.storePath)
+        for index in stride(from: lastPageDamaged.count - 4096 + 100, to: lastPageDamaged.count, by: 7) { lastPageDamaged[index] = 0x5A }
+        let quietlyDamaged = farm.folder.file("quietly-damaged.db")
+        try FileSystem.write(lastPageDamaged, to: quietlyDamaged)
+        let plain = try Run.ocrfarm(["status", "--store", quietlyDamaged])
+        #expect(plain.status == 0, "status without --check: \(plain.stderr)")
+        let caught = try Run.ocrfarm(["status", "--check", "--json", "--store", quietlyDamaged])
+        #expect(caught.status == 76 && caught.stderr.contains("is damaged (quick_check: "), "\(caught.status) \(caught.stderr)")
 
         // Damage the middle of the file, the header kept: SQLite opens it and counting pages may even work.
         var bytes = try FileSystem.read(farm.storePath)
@@ -75,6 +104,10 @@ struct HealthBackupTests {
         try FileSystem.write(bytes, to: farm.storePath)
         let health = try Run.ocrfarm(["health", "--store", farm.storePath])
         #expect(health.status == 76, "\(health.text)\(health.stderr)")
+        // status reads counts a damaged file may still give; --check runs quick_check first (issue 37).
+        let checked = try Run.ocrfarm(["status", "--check", "--store", farm.storePath])
+        #expect(checked.status == 76 && checked.stderr.contains("store \(farm.storePath) is damaged"),
+                "\(checked.status) \(checked.text)\(checked.stderr)")
         #expect(health.stderr.contains("store \(farm.storePath) is damaged"), "\(health.stderr)")
         let coordinator = try Run.ocrfarm(["coordinator", "--store", farm.storePath, "--bind", "tcp://127.0.0.1:\(FarmHarness.freePort())"])
         #expect(coordinator.status == 76, "\(coordinator.stderr)")

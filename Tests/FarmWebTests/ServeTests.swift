@@ -226,7 +226,7 @@ struct ServeTests {
         #expect(try served.call("/api/status", token: read).status == 401)
     }
 
-    @Test("no URL reaches the file system: ../, %2e%2e, absolute paths and encoded slashes are refused")
+    @Test("no URL reaches the file system: ../, %2e%2e, %00, absolute paths and encoded slashes are refused")
     func traversal() throws {
         let store = try store()
         let served = try Served(store: store.path, log: store.folder.file("traversal.log"))
@@ -236,6 +236,11 @@ struct ServeTests {
             let answer = try served.call(path)
             #expect([400, 404].contains(answer.status), "\(path): \(answer.status)")
             #expect(!answer.body.contains("root:"), "\(path)")
+        }
+        // %00 used to end the path before the check (issue 37): "/api/status%00/../x" was answered as /api/status.
+        for path in ["/api/status%00", "/api/status%00/x", "/iiif/image/1%00/info.json"] {
+            let answer = try served.call(path)
+            #expect(answer.status == 400 && answer.body.contains("NUL (%00)"), "\(path): \(answer.status) \(answer.body)")
         }
     }
 

@@ -233,6 +233,43 @@ public enum TestImages {
 }
 
 public enum TestPDF {
+    /// A valid PDF with one page per entry, each `width` × `height` points (its media box) turned by `rotate`
+    /// (/Rotate), showing a gray frame and a line of text: what a page box alone makes big (a render bomb).
+    public static func pages(_ boxes: [(width: Int, height: Int, rotate: Int)]) -> [UInt8] {
+        let count = boxes.count
+        var objects: [String] = []
+        objects.append("<< /Type /Catalog /Pages 2 0 R >>")
+        let kids = (0..<count).map { "\(3 + 2 * $0) 0 R" }.joined(separator: " ")
+        objects.append("<< /Type /Pages /Kids [\(kids)] /Count \(count) >>")
+        let font = 3 + 2 * count
+        for (index, box) in boxes.enumerated() {
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(box.width) \(box.height)] /Rotate \(box.rotate) "
+                           + "/Contents \(4 + 2 * index) 0 R /Resources << /Font << /F1 \(font) 0 R >> >> >>")
+            let stream = "0.5 g 10 10 \(box.width - 20) \(box.height - 20) re S 0 g "
+                + "BT /F1 24 Tf 40 \(box.height / 2) Td (Page \(index + 1) of a big box) Tj ET"
+            objects.append("<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream")
+        }
+        objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+        return assembled(objects)
+    }
+
+    static func assembled(_ objects: [String]) -> [UInt8] {
+        var pdf = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(pdf.utf8.count)
+            pdf += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let xref = pdf.utf8.count
+        pdf += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets {
+            let digits = String(offset)
+            pdf += String(repeating: "0", count: 10 - digits.count) + digits + " 00000 n \n"
+        }
+        pdf += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        return Array(pdf.utf8)
+    }
+
     /// A minimal valid one-page PDF whose page shows `text`.
     public static func onePage(_ text: String) -> [UInt8] {
         var objects: [String] = []
