@@ -21,7 +21,8 @@ struct OCRCommand: Command {
     Bad files are reported one line each (file and reason) and the others still go through.
 
     Exit status: 0 all pages read; 65 some pages failed; 66 no page could be read; 64 bad usage;
-    69 the engine or language data is unavailable.
+    69 the engine or language data is unavailable; 10 all pages read, but the PDF asked to be PDF/A-2B could not
+    be made one (written as a plain PDF; a warning names the file, the page and why).
     """
 
     let paths: [String]
@@ -90,7 +91,7 @@ struct OCRCommand: Command {
             throw CommandFailure(.unavailable, error.message)
         }
         try writer.finish()
-        if filesWithFailures.isEmpty { return .success }
+        if filesWithFailures.isEmpty { return writer.notArchival ? .notArchival : .success }
         return filesWithPages.isEmpty ? .noInput : .dataError
     }
 }
