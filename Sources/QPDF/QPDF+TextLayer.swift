@@ -96,7 +96,7 @@ extension QPDF {
     /// without slash, index into `objects`) added to the page's font resources.
     ///
     /// Everything else is kept as it is: qpdf copies the page's content streams, images, annotations and the
-    /// document's metadata without decoding them (the stream bytes are identical), and keeps any encryption.
+    /// document's metadata without decoding them (the stream bytes are identical); it is written without encryption.
     /// With `replacingEarlier`, text layers this function added before are removed first. With `onlyPage`, the
     /// other pages are dropped (one page of a document, for the store).
     public static func addingText(to pdf: [UInt8], name: String, layers: [PageTextLayer], objects: [AddedObject],
@@ -168,13 +168,16 @@ extension QPDF {
     }
 
     /// The document on `handle` written to memory: every stream copied as it is (not decoded, not compressed
-    /// again), an end of line before every `endstream` (PDF/A wants one; outside the stream data).
+    /// again), an end of line before every `endstream` (PDF/A wants one; outside the stream data), and without
+    /// encryption: a PDF read without a password (restricted by an owner password alone) is written without its
+    /// restrictions, so that every reader of the page (the coordinator's check, export, a viewer) can open it.
     private static func written(_ handle: qpdf_data?, failure: (String) -> QPDFError) throws(QPDFError) -> [UInt8] {
         guard qpdf_has_error(handle) == 0, qpdf_init_write_memory(handle) & Int32(QPDF_ERRORS) == 0 else {
             throw failure("update")
         }
         qpdf_set_decode_level(handle, qpdf_dl_none)
         qpdf_set_compress_streams(handle, 0)
+        qpdf_set_preserve_encryption(handle, 0)
         qpdf_set_newline_before_endstream(handle, 1)
         guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
               let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
