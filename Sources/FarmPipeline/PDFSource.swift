@@ -203,8 +203,17 @@ public enum PDFTextOverlay {
     /// The stage of a page kept with its own text (`--pdf-text skip`).
     public static let keptStage = "pdf-text"
 
+    /// The clockwise degrees that show a page upright: the orient stage's rotation when it turned the page (it
+    /// does only on agreeing evidence), measured on the page as shown (its rendering has the /Rotate it had).
+    /// A PDF page is turned by its /Rotate, as OCRmyPDF's `--rotate-pages` does; its content is not touched.
+    static func uprightTurn(_ result: PageResult) -> Int {
+        guard let orient = result.findings["orient"], orient["applied"]?.boolValue == true,
+              let rotation = orient["rotation"]?.intValue, [90, 180, 270].contains(rotation) else { return 0 }
+        return rotation
+    }
+
     /// `pdf` with each of `pages` (its page index from 0, and the page read from its rendering) given a text
-    /// layer; with `onlyPage`, that page alone (a document of one page, as the store keeps it). With
+    /// layer, and turned upright by /Rotate when the orient stage turned it (`uprightTurn`); with `onlyPage`, that page alone (a document of one page, as the store keeps it). With
     /// `replacingEarlier`, the text layers ocrfarm added before are removed (`--pdf-text redo`).
     public static func addingText(to pdf: [UInt8], name: String, pages: [(index: Int, result: PageResult)],
                                   onlyPage: Int? = nil, replacingEarlier: Bool = false) throws(PageFailure) -> [UInt8]
@@ -214,7 +223,8 @@ public enum PDFTextOverlay {
             let width = page.result.originalWidth ?? page.result.width
             let height = page.result.originalHeight ?? page.result.height
             return PageTextLayer(page: page.index, width: Double(width), height: Double(height),
-                                 content: PDFOverlay.content(page.result, width: width, height: height))
+                                 content: PDFOverlay.content(page.result, width: width, height: height),
+                                 turn: uprightTurn(page.result))
         }
         do throws(QPDFError) {
             return try QPDF.addingText(to: pdf, name: name, layers: layers,

@@ -189,6 +189,11 @@ public final class PageProcessor {
         // The stages' findings, then the recognizer's (the accurate level's readings).
         if case .object(let recognized) = result.findings { context.findings += recognized }
         if let sourcePDF, let restricted = Self.restrictionFinding(sourcePDF) { context.record("pdf_restrictions", restricted) }
+        if sourcePDF != nil, options.pdfImage == .corrected {
+            // `ocr` refuses the option for PDF input; a farm's document may mix PDFs and photos, so it is said here.
+            context.record("pdf_image", .object([("image", "original"), ("why", JSON(
+                "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
+        }
         result.findings = context.findingsJSON
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth

@@ -1,5 +1,8 @@
 import FarmCore
 import FarmPipeline
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `ocrfarm ocr`: OCR image files in this process, with no store.
 struct OCRCommand: Command {
@@ -64,6 +67,14 @@ struct OCRCommand: Command {
 
     func run() throws -> ExitStatus {
         if engine == .page { try EngineCheck.engine(pageOptions.engine, languages: languages) }
+        if pageOptions.pdfImage == .corrected && format == .pdf {
+            // A PDF page is kept with its own content, never replaced by a picture of it: turned upright by /Rotate.
+            for path in paths where Self.isPDF(path) {
+                throw CommandFailure(.usage, "--pdf-image corrected does not apply to PDF input (\(path)): a PDF's pages keep "
+                                     + "their own content, with the text laid over it, and are turned upright by /Rotate when the "
+                                     + "orient stage is sure; leave --pdf-image out for PDFs")
+            }
+        }
         let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
                                       pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo,
                                       engine: pageOptions.engine)
@@ -93,6 +104,21 @@ struct OCRCommand: Command {
         try writer.finish()
         if filesWithFailures.isEmpty { return writer.notArchival ? .notArchival : .success }
         return filesWithPages.isEmpty ? .noInput : .dataError
+    }
+}
+
+extension OCRCommand {
+    /// Whether the file at `path` is a PDF: `%PDF-` in its first kilobyte (where readers look for it).
+    static func isPDF(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let marker = Array("%PDF-".utf8)
+        guard count >= marker.count else { return false }
+        bytes = Array(bytes[0..<count])
+        return (0...(bytes.count - marker.count)).contains { bytes[$0..<$0 + marker.count].elementsEqual(marker) }
     }
 }
 
