@@ -123,8 +123,16 @@ public enum PDFArchive {
             "-sOutputFile=" + output, input,
         ]
         let status: Int32
+        // A page Ghostscript cannot finish (a hostile or broken file) costs the document its claim, never the export.
+        let limit = max(120, 60 * pages.count)
         do {
-            status = try ChildProcess(executable: gs, arguments: arguments, outputPath: folder + "/out.txt").wait()
+            let child = try ChildProcess(executable: gs, arguments: arguments, outputPath: folder + "/out.txt")
+            guard let finished = child.wait(milliseconds: limit * 1000) else {
+                child.signal(SIGKILL)
+                _ = child.wait()
+                return .failure(DocumentPDFError(message: "Ghostscript took longer than \(limit) s"))
+            }
+            status = finished
         } catch {
             return .failure(DocumentPDFError(message: "cannot run Ghostscript: \(error)"))
         }
