@@ -202,6 +202,14 @@ public final class PageProcessor {
             let renderStart = Clock.monotonicNanoseconds
             pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
                                                 onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
+            if let page = pdf, options.pdfType == .pdfa2b {
+                let archived = try PDFTextOverlay.archived(page, title: sourceName)
+                pdf = archived.pdf
+                if case .object(var fields) = result.findings {
+                    fields.append(("pdf_a", archived.finding))
+                    result.findings = .object(fields)
+                }
+            }
             result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
         if engine != .none {

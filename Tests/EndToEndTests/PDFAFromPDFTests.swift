@@ -1,5 +1,6 @@
 import Foundation
 import FarmCore
+import FarmStore
 import Testing
 import TestSupport
 
@@ -108,6 +109,16 @@ struct PDFAFromPDFTests {
         let run = try Run.ocrfarm(["run", "--store", farm.storePath, "--workers", "1", "linn.pdf", "born.pdf"],
                                   environment: environment, currentDirectory: farm.folder.path)
         #expect(run.status == 0, "\(run.stderr)")
+        // The stored page PDFs (the viewer's per-page download): linn's is PDF/A-2B (metadata added in the worker),
+        // the born-digital page's stays plain (a worker runs no Ghostscript; the exported document is converted).
+        let store = try Store(path: farm.storePath, readOnly: true)
+        for page in try store.pages() {
+            let stored = try #require(try store.artifact("pdf", of: page.id))
+            let path = farm.folder.write("stored-\(page.id.rawValue).pdf", stored)
+            let verdict = try Self.check(path)
+            let isLinn = try Run.process("/usr/bin/pdftotext", [path, "-"]).text.contains("LinnSequencer")
+            #expect(verdict.passed == isLinn, "stored page \(page.id.rawValue): \(verdict.text)")
+        }
         let out = farm.folder.file("out")
         let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf"], environment: environment)
         #expect(export.status == 0, "\(export.stderr)")
