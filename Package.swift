@@ -51,7 +51,8 @@ let package = Package(
         // Store to folder; qpdf merges the stored PDF pages into a document.
         // A page that failed for good is shown as its image, decoded (Leptonica) from the source after the
         // coordinator's hash check (Crypto), drawn as a page without text (FarmRender).
-        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "FarmRender", "Leptonica", "Crypto", "QPDF"]),
+        .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "FarmRender", "FarmRuntime", "Leptonica", "Crypto",
+                                                   "QPDF"]),
         // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",

@@ -6,6 +6,9 @@ public struct ExitStatus: RawRepresentable, Sendable, Equatable, CustomStringCon
     public static let success = ExitStatus(rawValue: 0)
     /// Some work failed (generic).
     public static let failure = ExitStatus(rawValue: 1)
+    /// Everything was read and written, but a PDF that was to be PDF/A-2B could not be made one (it is written as
+    /// a plain PDF). Not in sysexits.h; OCRmyPDF's exit status for the same case.
+    public static let notArchival = ExitStatus(rawValue: 10)
     /// The command line was wrong.
     public static let usage = ExitStatus(rawValue: 64)
     /// Some input was bad: pages failed.

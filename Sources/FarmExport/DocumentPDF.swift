@@ -56,18 +56,28 @@ public final class DocumentPDF {
     /// stays as it is. With `replacingEarlier` (`--pdf-text redo`), the text layers an earlier ocrfarm run added
     /// to those pages are removed, as they were from the page files. When it fails, the page files are kept (for
     /// `merge`).
-    public func overlay(_ source: [UInt8], name: String, into output: String, replacingEarlier: Bool) throws(DocumentPDFError) {
+    ///
+    /// With `type` PDF/A-2B, the document is then made PDF/A-2B (`PDFArchive`; `title` when its `/Info` has none),
+    /// and how is returned: nil for a plain PDF.
+    @discardableResult
+    public func overlay(_ source: [UInt8], name: String, into output: String, replacingEarlier: Bool, type: PDFType = .pdf,
+                        title: String = "") throws(DocumentPDFError) -> PDFArchiveOutcome?
+    {
         let pages = sourcePages.indices.compactMap { index in sourcePages[index].map { (page: $0, path: pagePath(index)) } }
+        let overlaid = type == .pdfa2b ? "\(directory)/\(prefix)-overlaid.pdf" : output
+        defer { if overlaid != output { unlink(overlaid) } }
         do {
             let pdf = try QPDF.addingTextLayers(to: source, name: name, from: pages, fontName: PDFOverlay.fontName,
                                                 replacingEarlier: replacingEarlier) { try? Zlib.compress($0) }
-            try FileSystem.write(pdf, to: output)
-            removePages()
+            try FileSystem.write(pdf, to: overlaid)
         } catch let error as QPDFError {
             throw DocumentPDFError(message: "cannot add the text to \(name): \(error.message)")
         } catch {
             throw DocumentPDFError(message: "cannot write \(output): \(error)")
         }
+        let outcome = type == .pdfa2b ? try PDFArchive.make(overlaid, into: output, title: title.isEmpty ? name : title) : nil
+        removePages()
+        return outcome
     }
 
     /// What the merged document says it is: its title, and whether it is PDF/A-2B.
@@ -87,8 +97,22 @@ public final class DocumentPDF {
     /// that agrees with it and the sRGB output intent its pages were made for: qpdf's merge starts from an empty
     /// document, which has neither, and a single page would keep its page's title. Without it (a plain single
     /// page), the page file is moved into place as it is.
-    public func merge(into output: String, metadata: Metadata? = nil) throws(DocumentPDFError) {
+    ///
+    /// A PDF/A-2B document with pages of PDFs ocrfarm did not write (`sourcePage` given) is merged plainly and then
+    /// made PDF/A-2B by `PDFArchive`, which returns how (nil otherwise).
+    @discardableResult
+    public func merge(into output: String, metadata: Metadata? = nil) throws(DocumentPDFError) -> PDFArchiveOutcome? {
         defer { removePages() }
+        if let metadata, metadata.type == .pdfa2b, pageCount > 0, sourcePages.contains(where: { $0 != nil }) {
+            let merged = "\(directory)/\(prefix)-merged.pdf"
+            defer { unlink(merged) }
+            do {
+                try QPDF.merge((0..<pageCount).map(pagePath), into: merged)
+            } catch {
+                throw DocumentPDFError(message: "cannot merge \(pageCount) PDF page\(pageCount == 1 ? "" : "s"): \(error.message)")
+            }
+            return try PDFArchive.make(merged, into: output, title: metadata.title)
+        }
         if let metadata, pageCount > 0 {
             var archive: PDFAProfile?
             if metadata.type == .pdfa2b {
@@ -114,7 +138,7 @@ public final class DocumentPDF {
             } catch {
                 throw DocumentPDFError(message: "cannot merge \(pageCount) PDF page\(pageCount == 1 ? "" : "s"): \(error.message)")
             }
-            return
+            return nil
         }
         switch pageCount {
         case 0:
@@ -130,6 +154,7 @@ public final class DocumentPDF {
                 throw DocumentPDFError(message: "cannot merge \(pageCount) PDF pages: \(error.message)")
             }
         }
+        return nil
     }
 
     private func pagePath(_ index: Int) -> String { "\(directory)/\(prefix)-\(index).pdf" }

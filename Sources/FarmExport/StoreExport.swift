@@ -50,6 +50,9 @@ public struct ExportSummary: Sendable, Equatable {
     public var degradedImages = 0
     public var placeholders = 0
     public var degraded: Int { degradedImages + placeholders }
+    /// Documents whose PDF was to be PDF/A-2B and could not be made one (written as plain PDFs, each with a
+    /// warning naming the page and why; among `warnings`).
+    public var notArchival = 0
 
     public init() {}
 }
@@ -242,8 +245,6 @@ public final class StoreExport {
         let filesBefore = summary.files
         // The document's text, page by page (`documentText`); a page without text keeps its place, empty.
         var documentText: [UInt8] = []
-        // A page of a PDF is that page with text added, PDF/A only if its source was: the document claims nothing.
-        var fromPDF = false
         // The PDF the document came in as, while every page so far is its page of the same number: the document's
         // PDF is then that file with the text added (`DocumentPDF.overlay`), not a merge of the stored pages.
         var wholeSource: PageSource?
@@ -311,7 +312,6 @@ public final class StoreExport {
                     }
                     written = true
                     if format == .pdf {
-                        if source?.kind == .pdf { fromPDF = true }
                         try pdf?.append(bytes, sourcePage: source?.kind == .pdf ? source?.index : nil)
                         continue
                     }
@@ -336,10 +336,18 @@ public final class StoreExport {
         }
         if let pdf, pdf.pageCount > 0 {
             let staged = folder.stagedFile(".pdf")
+            // A document with a PDF's own pages made PDF/A-2B (`PDFArchive`), or said loudly why not.
+            func archived(_ outcome: PDFArchiveOutcome?) {
+                guard let outcome, !outcome.isArchival else { return }
+                summary.notArchival += 1
+                let problems = outcome.remaining.prefix(5).map(\.description).joined(separator: "; ")
+                warn("document \(shown): \(name).pdf is not PDF/A-2B (written as a plain PDF): \(problems)"
+                     + (outcome.remaining.count > 5 ? "; and \(outcome.remaining.count - 5) more" : ""))
+            }
             do {
                 var overlaid = false
                 if oneSource, let source = wholeSource {
-                    if let reason = overlay(pdf, source: source, of: document, into: staged.path) {
+                    if let reason = overlay(pdf, source: source, of: document, into: staged.path, archived: archived) {
                         warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
                              + "outline and document metadata")
                     } else {
@@ -347,8 +355,8 @@ public final class StoreExport {
                     }
                 }
                 if !overlaid {
-                    try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
-                                                                                     type: fromPDF ? .pdf : options.pdfType))
+                    archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
+                                                                                              type: options.pdfType)))
                 }
                 try folder.publish(staged.name, as: name + ".pdf")
                 summary.files += 1
@@ -393,7 +401,8 @@ public final class StoreExport {
     /// Writes the PDF of `document`, which came in as the PDF `source`, as that file with the pages' text added
     /// (`DocumentPDF.overlay`) at `path`; nil when written, else why not: the file changed or vanished since it was
     /// submitted (read and checked as for a degraded page), or qpdf cannot add the text to it.
-    private func overlay(_ pdf: DocumentPDF, source: PageSource, of document: DocumentRecord, into path: String) -> String? {
+    private func overlay(_ pdf: DocumentPDF, source: PageSource, of document: DocumentRecord, into path: String,
+                         archived: (PDFArchiveOutcome?) -> Void) -> String? {
         let bytes: [UInt8]
         switch DegradedPage.checkedSource(source) {
         case .success(let read): bytes = read
@@ -404,7 +413,8 @@ public final class StoreExport {
             let count = try QPDF.info(bytes: bytes, name: name).pageCount
             guard count == document.pageCount else { return "\(name) has \(count) pages, the document \(document.pageCount)" }
             let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
-            try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo)
+            archived(try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo, type: options.pdfType,
+                                     title: document.name))
             return nil
         } catch let error as QPDFError {
             return "cannot read \(name): \(error.message)"

@@ -203,8 +203,63 @@ public enum PDFTextOverlay {
     /// The stage of a page kept with its own text (`--pdf-text skip`).
     public static let keptStage = "pdf-text"
 
+    /// A PDF's page as the store keeps it (`addingText` with `onlyPage`), made PDF/A-2B when nothing on it needs
+    /// converting: qpdf adds XMP metadata and the sRGB output intent, every stream kept byte for byte. A page
+    /// PDF/A forbids as it is (a font not embedded, transparency) stays a plain PDF here, the finding says why;
+    /// the exported document converts it with Ghostscript (FarmExport's `PDFArchive`), which a worker does not run.
+    static func archived(_ page: [UInt8], title: String) throws(PageFailure) -> (pdf: [UInt8], finding: JSON) {
+        let profile: PDFAProfile
+        switch PDFAProfile.current() {
+        case .success(let found): profile = found
+        case .failure(let error): throw PageFailure(stage: stage, code: .internalError, message: error.message)
+        }
+        let folder: String
+        do throws(FileError) {
+            folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-pdfa")
+            try FileSystem.write(page, to: folder + "/page.pdf")
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+        defer { FileSystem.remove(folder) }
+        do throws(QPDFError) {
+            let problems = try QPDF.archivalProblems(folder + "/page.pdf")
+            guard problems.isEmpty else {
+                return (page, .object([("claimed", false), ("why", JSON(problems.map { $0.reason }.joined(separator: "; ")
+                    + " (the exported document is converted by Ghostscript)"))]))
+            }
+            let found = try QPDF.documentInfo(folder + "/page.pdf")
+            let documentTitle = found["Title"] ?? title
+            var info: [(key: String, value: String)] = [
+                ("Title", documentTitle), ("Producer", PDFMetadata.producer), ("Creator", PDFMetadata.producer),
+                ("CreationDate", PDFMetadata.pdfDate(profile.date)), ("ModDate", PDFMetadata.pdfDate(profile.date)),
+            ]
+            for key in ["Author", "Subject", "Keywords"] { if let value = found[key] { info.append((key, value)) } }
+            try QPDF.archiving(folder + "/page.pdf", into: folder + "/archived.pdf", info: info,
+                               xmp: PDFMetadata.xmp(title: documentTitle, date: profile.date, author: found["Author"],
+                                                    subject: found["Subject"], keywords: found["Keywords"]),
+                               outputIntent: OutputIntent(profile: profile.iccProfile, components: 3, identifier: "sRGB",
+                                                          info: "sRGB IEC61966-2.1"))
+        } catch {
+            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot make the page PDF/A-2B: \(error.message)")
+        }
+        do throws(FileError) {
+            return (try FileSystem.read(folder + "/archived.pdf"), .object([("claimed", true)]))
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: error.description, retryable: true)
+        }
+    }
+
+    /// The clockwise degrees that show a page upright: the orient stage's rotation when it turned the page (it
+    /// does only on agreeing evidence), measured on the page as shown (its rendering has the /Rotate it had).
+    /// A PDF page is turned by its /Rotate, as OCRmyPDF's `--rotate-pages` does; its content is not touched.
+    static func uprightTurn(_ result: PageResult) -> Int {
+        guard let orient = result.findings["orient"], orient["applied"]?.boolValue == true,
+              let rotation = orient["rotation"]?.intValue, [90, 180, 270].contains(rotation) else { return 0 }
+        return rotation
+    }
+
     /// `pdf` with each of `pages` (its page index from 0, and the page read from its rendering) given a text
-    /// layer; with `onlyPage`, that page alone (a document of one page, as the store keeps it). With
+    /// layer, and turned upright by /Rotate when the orient stage turned it (`uprightTurn`); with `onlyPage`, that page alone (a document of one page, as the store keeps it). With
     /// `replacingEarlier`, the text layers ocrfarm added before are removed (`--pdf-text redo`).
     public static func addingText(to pdf: [UInt8], name: String, pages: [(index: Int, result: PageResult)],
                                   onlyPage: Int? = nil, replacingEarlier: Bool = false) throws(PageFailure) -> [UInt8]
@@ -214,7 +269,8 @@ public enum PDFTextOverlay {
             let width = page.result.originalWidth ?? page.result.width
             let height = page.result.originalHeight ?? page.result.height
             return PageTextLayer(page: page.index, width: Double(width), height: Double(height),
-                                 content: PDFOverlay.content(page.result, width: width, height: height))
+                                 content: PDFOverlay.content(page.result, width: width, height: height),
+                                 turn: uprightTurn(page.result))
         }
         do throws(QPDFError) {
             return try QPDF.addingText(to: pdf, name: name, layers: layers,

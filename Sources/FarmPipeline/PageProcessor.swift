@@ -3,6 +3,7 @@ import FarmCore
 import FarmRender
 import FarmRuntime
 import Leptonica
+import QPDF
 import Tesseract
 
 /// Where a page's bytes come from.
@@ -190,6 +191,12 @@ public final class PageProcessor {
         result.timings = [decodeTime] + context.timings + result.timings
         // The stages' findings, then the recognizer's (the accurate level's readings).
         if case .object(let recognized) = result.findings { context.findings += recognized }
+        if let sourcePDF, let restricted = Self.restrictionFinding(sourcePDF) { context.record("pdf_restrictions", restricted) }
+        if sourcePDF != nil, options.pdfImage == .corrected {
+            // `ocr` refuses the option for PDF input; a farm's document may mix PDFs and photos, so it is said here.
+            context.record("pdf_image", .object([("image", "original"), ("why", JSON(
+                "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
+        }
         result.findings = context.findingsJSON
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth
@@ -198,6 +205,14 @@ public final class PageProcessor {
             let renderStart = Clock.monotonicNanoseconds
             pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
                                                 onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
+            if let page = pdf, options.pdfType == .pdfa2b {
+                let archived = try PDFTextOverlay.archived(page, title: sourceName)
+                pdf = archived.pdf
+                if case .object(var fields) = result.findings {
+                    fields.append(("pdf_a", archived.finding))
+                    result.findings = .object(fields)
+                }
+            }
             result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
         }
         if engine != .none {
@@ -268,8 +283,10 @@ public final class PageProcessor {
     {
         var result = existing
         let words = result.lines.reduce(0) { $0 + $1.words.count }
-        result.findings = .object([("pdf_text", .object([("kept", true), ("characters", JSON(result.text.count)),
-                                                         ("words", JSON(words))]))])
+        var findings: [(String, JSON)] = [("pdf_text", .object([("kept", true), ("characters", JSON(result.text.count)),
+                                                                ("words", JSON(words))]))]
+        if outputs.contains(.pdf), let restricted = restrictionFinding(pdf) { findings.append(("pdf_restrictions", restricted)) }
+        result.findings = .object(findings)
         var page: [UInt8]?
         if outputs.contains(.pdf) {
             page = try PDFTextOverlay.addingText(to: pdf, name: sourceName, pages: [], onlyPage: index)
@@ -278,6 +295,15 @@ public final class PageProcessor {
         let renderings = PageArtifacts.render(result, pdf: page, outputs: outputs, source: sourceName, pageNumber: index + 1,
                                               languages: languages, created: Clock.now, creator: documentCreator)
         return RecognizedPage(result: result, renderings: renderings)
+    }
+
+    /// For a PDF encrypted with an owner password alone (read without a password: its restrictions on printing,
+    /// copying or changing), the finding that its page PDF is written without them (`QPDF.addingText` writes
+    /// no encryption); nil for a PDF that is not encrypted.
+    private static func restrictionFinding(_ pdf: [UInt8]) -> JSON? {
+        guard (try? QPDF.info(bytes: pdf, name: "the PDF"))?.isEncrypted == true else { return nil }
+        return .object([("removed", true), ("why", JSON("the PDF opens without a password (an owner password only); its page PDF is "
+                         + "written without encryption or restrictions, as PDF/A requires"))])
     }
 
     /// The stage name of the language, keywords and quality figure in the page's timings.

@@ -66,9 +66,19 @@ public enum PDFMetadata {
         return out + " >>"
     }
 
-    /// The XMP packet: PDF/A-2B identification, and the `/Info` entries again.
-    public static func xmp(title: String, date: Double) -> [UInt8] {
+    /// The XMP packet: PDF/A-2B identification, and the `/Info` entries again (`author`, `subject` and `keywords`
+    /// when the document's `/Info` has them: dc:creator, dc:description, pdf:Keywords).
+    public static func xmp(title: String, date: Double, author: String? = nil, subject: String? = nil,
+                           keywords: String? = nil) -> [UInt8] {
         let when = xmpDate(date)
+        var dublinCore = ""
+        if let author {
+            dublinCore += "\n   <dc:creator><rdf:Seq><rdf:li>\(XML.escaped(author))</rdf:li></rdf:Seq></dc:creator>"
+        }
+        if let subject {
+            dublinCore += "\n   <dc:description><rdf:Alt><rdf:li xml:lang=\"x-default\">\(XML.escaped(subject))</rdf:li></rdf:Alt></dc:description>"
+        }
+        let pdfKeywords = keywords.map { "\n   <pdf:Keywords>\(XML.escaped($0))</pdf:Keywords>" } ?? ""
         let text = """
             <?xpacket begin="\u{FEFF}" id="W5M0MpCehiHzreSzNTczkc9d"?>
             <x:xmpmeta xmlns:x="adobe:ns:meta/">
@@ -79,7 +89,7 @@ public enum PDFMetadata {
               </rdf:Description>
               <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">
                <dc:format>application/pdf</dc:format>
-               <dc:title><rdf:Alt><rdf:li xml:lang="x-default">\(XML.escaped(title))</rdf:li></rdf:Alt></dc:title>
+               <dc:title><rdf:Alt><rdf:li xml:lang="x-default">\(XML.escaped(title))</rdf:li></rdf:Alt></dc:title>\(dublinCore)
               </rdf:Description>
               <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/">
                <xmp:CreateDate>\(when)</xmp:CreateDate>
@@ -88,7 +98,7 @@ public enum PDFMetadata {
                <xmp:CreatorTool>\(producer)</xmp:CreatorTool>
               </rdf:Description>
               <rdf:Description rdf:about="" xmlns:pdf="http://ns.adobe.com/pdf/1.3/">
-               <pdf:Producer>\(producer)</pdf:Producer>
+               <pdf:Producer>\(producer)</pdf:Producer>\(pdfKeywords)
               </rdf:Description>
              </rdf:RDF>
             </x:xmpmeta>

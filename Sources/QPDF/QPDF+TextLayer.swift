@@ -27,12 +27,16 @@ public struct PageTextLayer: Sendable {
     public let height: Double
     /// The content stream's operators (without q/Q around them).
     public let content: [UInt8]
+    /// Degrees (0, 90, 180, 270) the page is turned clockwise, added to its /Rotate, so that it shows upright
+    /// (`width` and `height` stay the page as shown before the turn; the text lies on the words either way).
+    public let turn: Int
 
-    public init(page: Int, width: Double, height: Double, content: [UInt8]) {
+    public init(page: Int, width: Double, height: Double, content: [UInt8], turn: Int = 0) {
         self.page = page
         self.width = width
         self.height = height
         self.content = content
+        self.turn = turn
     }
 }
 
@@ -96,7 +100,7 @@ extension QPDF {
     /// without slash, index into `objects`) added to the page's font resources.
     ///
     /// Everything else is kept as it is: qpdf copies the page's content streams, images, annotations and the
-    /// document's metadata without decoding them (the stream bytes are identical), and keeps any encryption.
+    /// document's metadata without decoding them (the stream bytes are identical); it is written without encryption.
     /// With `replacingEarlier`, text layers this function added before are removed first. With `onlyPage`, the
     /// other pages are dropped (one page of a document, for the store).
     public static func addingText(to pdf: [UInt8], name: String, layers: [PageTextLayer], objects: [AddedObject],
@@ -141,6 +145,11 @@ extension QPDF {
             }
             lay(handle, texts, fonts: fonts.compactMap { made.indices.contains($0.object) ? ($0.name, made[$0.object]) : nil },
                 replacingEarlier: replacingEarlier, compress: compress)
+            // The turn after the layer: the layer's matrix is the page's as it was shown, which /Rotate does not move.
+            for layer in layers where layer.turn % 360 != 0 {
+                let page = qpdf_get_page_n(handle, layer.page)
+                setRotation(handle, page, (rotation(handle, page) + layer.turn) % 360)
+            }
             if let onlyPage {
                 guard (0..<pageCount).contains(onlyPage) else {
                     throw QPDFError(operation: "select page of \(name)", message: "no page \(onlyPage + 1)")
@@ -168,13 +177,16 @@ extension QPDF {
     }
 
     /// The document on `handle` written to memory: every stream copied as it is (not decoded, not compressed
-    /// again), an end of line before every `endstream` (PDF/A wants one; outside the stream data).
+    /// again), an end of line before every `endstream` (PDF/A wants one; outside the stream data), and without
+    /// encryption: a PDF read without a password (restricted by an owner password alone) is written without its
+    /// restrictions, so that every reader of the page (the coordinator's check, export, a viewer) can open it.
     private static func written(_ handle: qpdf_data?, failure: (String) -> QPDFError) throws(QPDFError) -> [UInt8] {
         guard qpdf_has_error(handle) == 0, qpdf_init_write_memory(handle) & Int32(QPDF_ERRORS) == 0 else {
             throw failure("update")
         }
         qpdf_set_decode_level(handle, qpdf_dl_none)
         qpdf_set_compress_streams(handle, 0)
+        qpdf_set_preserve_encryption(handle, 0)
         qpdf_set_newline_before_endstream(handle, 1)
         guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
               let buffer = qpdf_get_buffer(handle) else { throw failure("write") }
@@ -233,6 +245,8 @@ extension QPDF {
         // The layers first, one page file open at a time: the page's last content stream when it is one this
         // module added, and how many the page has.
         var found: [(page: Int, text: [UInt8], streams: Int, path: String)] = []
+        // Each page file's /Rotate: a page turned upright (`PageTextLayer.turn`) is turned in the document too.
+        var rotations: [(page: Int, degrees: Int)] = []
         for page in pages {
             let layer = try withHandle { handle, log throws(QPDFError) -> (text: [UInt8], streams: Int)? in
                 guard qpdf_read(handle, page.path, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0,
@@ -240,6 +254,8 @@ extension QPDF {
                     throw QPDFError(operation: "read \(page.path)", message: lastError(handle, log: log).message)
                 }
                 let opening = Array((textLayerMarker + "\nq\n").utf8), marker = Array(textLayerMarker.utf8)
+                qpdf_push_inherited_attributes_to_page(handle)
+                rotations.append((page.page, rotation(handle, qpdf_get_page_n(handle, 0))))
                 let streams = contentStreams(handle, qpdf_get_page_n(handle, 0))
                 guard let last = streams.last.map({ streamData(handle, $0) }), last.starts(with: marker), last != opening else {
                     return nil
@@ -256,6 +272,10 @@ extension QPDF {
                 throw QPDFError(operation: "add text to \(name)", message: "no page \(text.page + 1) (the PDF has \(pageCount))")
             }
             qpdf_push_inherited_attributes_to_page(handle)
+            for turned in rotations where (0..<pageCount).contains(turned.page) {
+                let page = qpdf_get_page_n(handle, turned.page)
+                if rotation(handle, page) != turned.degrees { setRotation(handle, page, turned.degrees) }
+            }
             // A page file whose content streams end as its page's do is the page kept as it was (`--pdf-text skip`
             // on a page with a layer from an earlier run, or a layer read again to the same text): nothing to add.
             let texts = found.filter { layer in
@@ -366,6 +386,15 @@ extension QPDF {
         visible = (max(visible.0, media.0), max(visible.1, media.1), min(visible.2, media.2), min(visible.3, media.3))
         if visible.2 <= visible.0 || visible.3 <= visible.1 { visible = media }
         return visible
+    }
+
+    /// Sets the page's /Rotate (removed for 0).
+    private static func setRotation(_ handle: qpdf_data?, _ page: qpdf_oh, _ degrees: Int) {
+        if degrees == 0 {
+            qpdf_oh_remove_key(handle, page, "/Rotate")
+        } else {
+            qpdf_oh_replace_key(handle, page, "/Rotate", qpdf_oh_new_integer(handle, Int64(degrees)))
+        }
     }
 
     /// The page's /Rotate as 0, 90, 180 or 270.

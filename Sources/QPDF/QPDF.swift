@@ -66,15 +66,17 @@ public enum QPDF {
         }
     }
 
-    private static func setMetadata(_ handle: qpdf_data?, log: MessageLog, _ path: String, into output: String,
-                                    info: [(key: String, value: String)], xmp: [UInt8]?,
-                                    outputIntent: OutputIntent?) throws(QPDFError)
+    /// `beforeWriting` may change the document and the writer's settings after the metadata is set.
+    static func setMetadata(_ handle: qpdf_data?, log: MessageLog, _ path: String, into output: String,
+                            info: [(key: String, value: String)], xmp: [UInt8]?, outputIntent: OutputIntent?,
+                            beforeWriting: (qpdf_data?) -> Void = { _ in }) throws(QPDFError)
     {
         func failure(_ what: String) -> QPDFError {
             let message = lastError(handle, log: log).message
             return QPDFError(operation: "\(what) \(path)", message: message.isEmpty ? "qpdf failed" : message)
         }
-        guard qpdf_read(handle, path, nil) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
+        // An empty password opens a PDF restricted by an owner password alone.
+        guard qpdf_read(handle, path, "") & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("read") }
         let dictionary = qpdf_oh_new_dictionary(handle)
         for (key, value) in info { qpdf_oh_replace_key(handle, dictionary, "/" + key, qpdf_oh_new_unicode_string(handle, value)) }
         qpdf_oh_replace_key(handle, qpdf_get_trailer(handle), "/Info", qpdf_make_indirect_object(handle, dictionary))
@@ -110,6 +112,7 @@ public enum QPDF {
         }
         guard qpdf_has_error(handle) == 0, qpdf_init_write(handle, output) & Int32(QPDF_ERRORS) == 0 else { throw failure("update") }
         qpdf_set_newline_before_endstream(handle, 1)
+        beforeWriting(handle)
         guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("write") }
     }
 

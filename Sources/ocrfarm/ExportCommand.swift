@@ -63,7 +63,8 @@ struct ExportCommand: Command {
     `ocrfarm serve` for Image API level 1 and Content Search). PDF pages are rasterized at 300 dpi.
 
     Exit status: 0 everything chosen was exported; 65 exported with warnings (pages or renderings left out,
-    documents skipped); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
+    documents skipped); 10 exported, but a PDF could not be made PDF/A-2B (written as a plain PDF, with a warning
+    naming the page and why); 64 bad usage; 66 no store, or no document of that name; 73 the folder cannot be written;
     74 the store cannot be read.
     """
 
@@ -158,6 +159,8 @@ struct ExportCommand: Command {
         if qualityReport { line += "; quality report \(outPath)/quality.csv" }
         line += "; \(plural(summary.warnings, "warning"))"
         Console.out(line + "\n")
+        // Only PDFs that could not be PDF/A-2B: a status of its own, as `ocr` gives.
+        if summary.notArchival > 0 && summary.warnings == summary.notArchival && iiifWarnings == 0 { return .notArchival }
         return summary.warnings + iiifWarnings > 0 ? .dataError : .success
     }
 

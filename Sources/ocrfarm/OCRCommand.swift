@@ -1,5 +1,8 @@
 import FarmCore
 import FarmPipeline
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `ocrfarm ocr`: OCR image files in this process, with no store.
 struct OCRCommand: Command {
@@ -21,7 +24,8 @@ struct OCRCommand: Command {
     Bad files are reported one line each (file and reason) and the others still go through.
 
     Exit status: 0 all pages read; 65 some pages failed; 66 no page could be read; 64 bad usage;
-    69 the engine or language data is unavailable.
+    69 the engine or language data is unavailable; 10 all pages read, but the PDF asked to be PDF/A-2B could not
+    be made one (written as a plain PDF; a warning names the file, the page and why).
     """
 
     let paths: [String]
@@ -63,6 +67,14 @@ struct OCRCommand: Command {
 
     func run() throws -> ExitStatus {
         if engine == .page { try EngineCheck.engine(pageOptions.engine, languages: languages) }
+        if pageOptions.pdfImage == .corrected && format == .pdf {
+            // A PDF page is kept with its own content, never replaced by a picture of it: turned upright by /Rotate.
+            for path in paths where Self.isPDF(path) {
+                throw CommandFailure(.usage, "--pdf-image corrected does not apply to PDF input (\(path)): a PDF's pages keep "
+                                     + "their own content, with the text laid over it, and are turned upright by /Rotate when the "
+                                     + "orient stage is sure; leave --pdf-image out for PDFs")
+            }
+        }
         let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
                                       pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo,
                                       engine: pageOptions.engine)
@@ -90,8 +102,23 @@ struct OCRCommand: Command {
             throw CommandFailure(.unavailable, error.message)
         }
         try writer.finish()
-        if filesWithFailures.isEmpty { return .success }
+        if filesWithFailures.isEmpty { return writer.notArchival ? .notArchival : .success }
         return filesWithPages.isEmpty ? .noInput : .dataError
+    }
+}
+
+extension OCRCommand {
+    /// Whether the file at `path` is a PDF: `%PDF-` in its first kilobyte (where readers look for it).
+    static func isPDF(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let marker = Array("%PDF-".utf8)
+        guard count >= marker.count else { return false }
+        bytes = Array(bytes[0..<count])
+        return (0...(bytes.count - marker.count)).contains { bytes[$0..<$0 + marker.count].elementsEqual(marker) }
     }
 }
 

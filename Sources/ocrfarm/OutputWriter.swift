@@ -30,6 +30,8 @@ final class OutputWriter {
     /// `--pdf-text redo`: the text layers an earlier run added are replaced.
     private let replacingEarlier: Bool
     private var finished = false
+    /// A PDF/A-2B document could not be made one (said on standard error; `ocr` exits 10).
+    private(set) var notArchival = false
     private var writeError: Int32?
     private let languages: [String]
     /// PAGE XML holds one page per document: pages wait here until the end.
@@ -196,7 +198,9 @@ final class OutputWriter {
         let document = pdfDirectory + "/document.pdf"
         if oneSource, let source = pdfSource, pdfPagesSeen == source.pageCount {
             do {
-                try pdf.overlay(try FileSystem.read(source.path), name: source.path, into: document, replacingEarlier: replacingEarlier)
+                let outcome = try pdf.overlay(try FileSystem.read(source.path), name: source.path, into: document,
+                                              replacingEarlier: replacingEarlier, type: pdfType, title: source.path)
+                report(outcome, source: source.path)
                 emit(bytes: try FileSystem.read(document))
                 return
             } catch {
@@ -205,14 +209,32 @@ final class OutputWriter {
             }
         }
         do {
-            // One page keeps its own metadata (made with the page); several get the document's.
-            try pdf.merge(into: document, metadata: pdf.pageCount > 1
-                          ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: hasPDFPages ? .pdf : pdfType) : nil)
+            // One page of an image keeps its own metadata (made with the page); several, or a PDF's page, get the
+            // document's (PDF/A-2B made by `PDFArchive` when a page is a PDF's own).
+            let outcome = try pdf.merge(into: document, metadata: pdf.pageCount > 1 || hasPDFPages
+                                        ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil)
+            report(outcome, source: path ?? "the PDF")
         } catch {
             throw CommandFailure(.software, error.message)
         }
         let bytes = try FileSystem.read(document)
         emit(bytes: bytes)
+    }
+
+    /// Says loudly when a PDF/A-2B document could not be made one (each problem with its page), and quietly
+    /// (with `--verbose`-free brevity: one line) when Ghostscript had to convert its content.
+    private func report(_ outcome: PDFArchiveOutcome?, source: String) {
+        guard let outcome else { return }
+        let output = path ?? "standard output"
+        if !outcome.isArchival {
+            notArchival = true
+            for problem in outcome.remaining {
+                Console.error("ocrfarm: warning: \(source): \(problem): \(output) is not PDF/A-2B (written as a plain PDF)")
+            }
+        } else if outcome.method == .ghostscript {
+            let why = outcome.converted.prefix(3).map(\.description).joined(separator: "; ")
+            Console.error("ocrfarm: \(source): converted by Ghostscript for PDF/A-2B (\(why)\(outcome.converted.count > 3 ? "; …" : ""))")
+        }
     }
 
     private func emit(_ text: String) { emit(bytes: Array(text.utf8)) }

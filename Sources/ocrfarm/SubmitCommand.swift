@@ -234,7 +234,7 @@ enum CorrectionOptions {
         OptionSpec("--pdf-type", value: "TYPE",
                    "pdfa-2b (PDF/A-2B: XMP metadata, sRGB OutputIntent, every font embedded; default) or pdf (plain)."),
         OptionSpec("--pdf-image", value: "IMAGE",
-                   "original (the file's own image, losslessly, at its resolution) or corrected (the page rectified, upright and deskewed). Default: original for scans, corrected for photos."),
+                   "original (the file's own image, losslessly, at its resolution) or corrected (the page rectified, upright and deskewed). Default: original for scans, corrected for photos. A PDF's page keeps its own content (turned upright by /Rotate when orient is sure): ocr refuses corrected for PDF input, the farm notes it in the page's pdf_image finding."),
         OptionSpec("--pdf-text", value: "MODE",
                    "PDF pages that have text already: skip (kept as they are, their text stored; default), redo (read again, replacing ocrfarm's earlier text layer) or force (read, and text laid over theirs)."),
         OptionSpec("--no-language-correction",

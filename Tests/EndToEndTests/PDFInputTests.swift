@@ -104,6 +104,9 @@ struct PDFInputTests {
         let before = try TestPDFs.contentStreams(scan.path, page: 1)
         let after = try TestPDFs.contentStreams(out, page: 1)
         #expect(!before.isEmpty && after.count == before.count + 2 && Array(after.dropFirst().prefix(before.count)) == before)
+        // And PDF/A-2B (issue 36): the metadata added, nothing converted.
+        let verdict = try Run.process("/usr/bin/python3", [Fixtures.packageRoot + "/Scripts/check-pdfa", out])
+        #expect(verdict.status == 0, "\(verdict.text)")
 
         try expectWordsPlaced(page, in: out)
     }
@@ -111,11 +114,14 @@ struct PDFInputTests {
     /// Every word pdftotext finds in `pdf` lies on a word the OCR found: the bounding box of its corners in the
     /// page's image ("original": in the rendering's pixels, when the stages scaled or turned the page; else its box),
     /// at 72/96 points per pixel, within 2 points on every side. pdftotext gives boxes on the page as shown.
-    func expectWordsPlaced(_ page: JSON, in out: String) throws {
+    /// With `turnedUpright` (the width of the page as the file showed it, in pixels), the output shows the page
+    /// turned clockwise by 270° (`/Rotate` made upright): the boxes are turned the same way, (x, y) → (y, width − x).
+    func expectWordsPlaced(_ page: JSON, in out: String, turnedUpright: Double? = nil) throws {
         let words = (page["words"]?.arrayValue ?? []).compactMap { word -> (text: String, box: [Double])? in
             guard let text = word["text"]?.stringValue else { return nil }
             if let corners = word["original"]?.arrayValue?.compactMap({ $0.arrayValue?.compactMap(\.doubleValue) }), corners.count == 4 {
-                let xs = corners.map { $0[0] }, ys = corners.map { $0[1] }
+                let points = corners.map { corner in turnedUpright.map { [corner[1], $0 - corner[0]] } ?? corner }
+                let xs = points.map { $0[0] }, ys = points.map { $0[1] }
                 return (text, [xs.min()!, ys.min()!, xs.max()!, ys.max()!])
             }
             guard let box = word["box"]?.arrayValue?.compactMap(\.intValue), box.count == 4 else { return nil }
@@ -133,7 +139,7 @@ struct PDFInputTests {
         #expect(matched >= placed.count * 9 / 10, "\(matched) of \(placed.count) words placed on their OCR boxes")
     }
 
-    @Test("a turned page (/Rotate 90) gets its text where its words are shown")
+    @Test("a turned page (/Rotate 90) is turned upright (/Rotate 0, issue 36), its text where its words are shown")
     func turnedPage() throws {
         let scan = try TestPDFs.scan(folder)
         let turned = folder.file("turned.pdf")
@@ -144,9 +150,20 @@ struct PDFInputTests {
         let parsed = try JSON.parse(Array(json.stdout))
         let page = parsed["pages"]?.arrayValue?.first ?? parsed
         #expect(page["stages"]?["decode"]?["width"]?.intValue == scan.height, "rendered as shown, turned")
+        #expect(page["stages"]?["orient"]?["rotation"]?.intValue == 270, "\(page["stages"]?["orient"].map { $0.rendered } ?? "")")
         let out = folder.file("turned-ocr.pdf")
         #expect(try Run.ocrfarm(["ocr", turned, "--format", "pdf", "--out", out], environment: environment).status == 0)
-        try expectWordsPlaced(page, in: out)
+        func rotation(_ pdf: String) throws -> Int? {
+            try Run.process("/usr/bin/pdfinfo", [pdf]).text.split(separator: "\n").first { $0.hasPrefix("Page rot:") }
+                .flatMap { Int($0.dropFirst("Page rot:".count).trimmingCharacters(in: .whitespaces)) }
+        }
+        #expect(try rotation(out) == 0, "turned upright")
+        try expectWordsPlaced(page, in: out, turnedUpright: Double(scan.height))
+        // --skip orient leaves the page as the file shows it (Tesseract then reads the sideways lines poorly, so
+        // where its words lie is not checked here).
+        let kept = folder.file("turned-kept.pdf")
+        #expect(try Run.ocrfarm(["ocr", turned, "--skip", "orient", "--format", "pdf", "--out", kept], environment: environment).status == 0)
+        #expect(try rotation(kept) == 90)
     }
 
     @Test("a page ocrfarm read before: skip keeps it, redo replaces our text layer with a new one, force adds one")
@@ -172,7 +189,7 @@ struct PDFInputTests {
         }
     }
 
-    @Test("PDF/A: a PDF/A-2B source keeps its claim (and passes the checker) with the text added; a plain one claims nothing")
+    @Test("PDF/A: a PDF/A-2B source passes the checker with the text added; a plain one too (issue 36), but not with --pdf-type pdf")
     func conformance() throws {
         let checker = Fixtures.packageRoot + "/Scripts/check-pdfa"
         let archived = try TestPDFs.scan(folder, name: "archived.pdf", archive: try PDFAProfile.current().get())
@@ -184,17 +201,24 @@ struct PDFInputTests {
         #expect(try Run.process("/usr/bin/pdftotext", [out, "-"]).text.split(whereSeparator: \.isWhitespace).count > 50)
 
         let plain = try TestPDFs.scan(folder, name: "plain.pdf")
+        #expect(try Run.process(checker, [plain.path]).status != 0)
         let plainOut = folder.file("plain-ocr.pdf")
         #expect(try Run.ocrfarm(["ocr", plain.path, "--format", "pdf", "--out", plainOut], environment: environment).status == 0)
-        let root = try Run.process("/usr/bin/qpdf", ["--show-object=trailer", plainOut]).text
-        #expect(try Run.process(checker, [plainOut]).status != 0, "no PDF/A claim: \(root)")
+        let made = try Run.process(checker, [plainOut])
+        #expect(made.status == 0, "\(made.text)")
+        let asked = folder.file("plain-asked.pdf")
+        #expect(try Run.ocrfarm(["ocr", plain.path, "--format", "pdf", "--pdf-type", "pdf", "--out", asked],
+                                environment: environment).status == 0)
+        let root = try Run.process("/usr/bin/qpdf", ["--show-object=trailer", asked]).text
+        #expect(try Run.process(checker, [asked]).status != 0, "no PDF/A claim: \(root)")
     }
 
-    @Test("a born-digital page with --pdf-text skip: its content streams byte-identical, its text the result")
+    @Test("a born-digital page with --pdf-text skip: its content streams byte-identical (a plain PDF), its text the result")
     func bornDigitalSkip() throws {
         let source = try TestPDFs.bornDigital(folder)
         let out = folder.file("text-ocr.pdf")
-        let run = try Run.ocrfarm(["ocr", source, "--format", "pdf", "--out", out], environment: environment)
+        // As a plain PDF: PDF/A-2B would embed its font, which changes the page (PDFAFromPDFTests).
+        let run = try Run.ocrfarm(["ocr", source, "--format", "pdf", "--pdf-type", "pdf", "--out", out], environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
         let before = try TestPDFs.contentStreams(source, page: 1)
         let after = try TestPDFs.contentStreams(out, page: 1)
@@ -232,7 +256,9 @@ struct PDFInputTests {
         let search = try Run.ocrfarm(["search", "--store", store, "harbour"], environment: environment)
         #expect(search.status == 0 && search.text.contains("text.pdf"), "\(search.text) \(search.stderr)")
         let exported = folder.file("export")
-        let export = try Run.ocrfarm(["export", "--store", store, "--out", exported, "--format", "pdf"], environment: environment)
+        // As a plain PDF: PDF/A-2B would embed the page's font, changing its content (PDFAFromPDFTests).
+        let export = try Run.ocrfarm(["export", "--store", store, "--out", exported, "--format", "pdf", "--pdf-type", "pdf"],
+                                     environment: environment)
         #expect(export.status == 0, "\(export.stderr)")
         let files = (FileManager.default.enumerator(atPath: exported)?.allObjects as? [String]) ?? []
         let pdf = files.first { $0.hasSuffix(".pdf") }.map { exported + "/" + $0 }
@@ -287,5 +313,8 @@ struct PDFInputTests {
             let read = try Run.process("/usr/bin/pdftotext", ["-f", "\(page)", "-l", "\(page)", out, "-"]).text
             #expect(read.split(whereSeparator: \.isWhitespace).count > 50, "page \(page): \(read.prefix(200))")
         }
+        // PDF/A-2B (issue 36): the born-digital page's font embedded by Ghostscript, the scans untouched.
+        let verdict = try Run.process("/usr/bin/python3", [Fixtures.packageRoot + "/Scripts/check-pdfa", out])
+        #expect(verdict.status == 0, "\(verdict.text)")
     }
 }
