@@ -8,24 +8,8 @@ import Glibc
 
 /// One GET of /api/status from the loopback address `source`, with `forwarded` as X-Forwarded-For: the status.
 func status(port: Int, from source: String, forwarded: String?) throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = try HTTP.connect(port: port, from: source)
     defer { close(fd) }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var local = sockaddr_in()
-    local.sin_family = sa_family_t(AF_INET)
-    local.sin_addr.s_addr = inet_addr(source)
-    var remote = sockaddr_in()
-    remote.sin_family = sa_family_t(AF_INET)
-    remote.sin_addr.s_addr = inet_addr("127.0.0.1")
-    remote.sin_port = in_port_t(UInt16(port).bigEndian)
-    let bound = withUnsafePointer(to: &local) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    let connected = withUnsafePointer(to: &remote) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 && connected == 0 else { throw TestFailure(message: "connect from \(source): errno \(errno)") }
     let head = "GET /api/status HTTP/1.0\r\nHost: 127.0.0.1\r\n" + (forwarded.map { "X-Forwarded-For: \($0)\r\n" } ?? "") + "\r\n"
     _ = Array(head.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     let answer = String(decoding: HTTP.receiveAll(fd), as: UTF8.self)

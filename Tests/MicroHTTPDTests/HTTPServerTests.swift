@@ -168,25 +168,11 @@ struct HTTPServerTests {
 
     /// A TCP connection to 127.0.0.1:`port` from the loopback address `source` (any of 127.0.0.0/8).
     static func connect(from source: String, port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr(source)
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
-        remote.sin_port = in_port_t(UInt16(port).bigEndian)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do {
+            return try HTTP.connect(port: port, from: source)
+        } catch {
+            throw SlowlorisSetupError(description: "\(error)")
         }
-        let connected = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 && connected == 0 else {
-            close(fd)
-            throw SlowlorisSetupError(description: "connect from \(source): errno \(errno)")
-        }
-        return fd
     }
 
     /// Whether the peer has closed `fd` (a read without waiting sees the end, or an error).

@@ -28,10 +28,24 @@ public enum HTTP {
         return data
     }
 
-    public static func connect(port: Int) throws -> Int32 {
+    /// A TCP connection to 127.0.0.1:`port`, from the loopback address `source` (any of 127.0.0.0/8) when given,
+    /// with a 10 s receive timeout.
+    public static func connect(port: Int, from source: String? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw HTTPClientError(message: "bind to \(source): errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -41,7 +55,7 @@ public enum HTTP {
         }
         guard rc == 0 else {
             close(fd)
-            throw HTTPClientError(message: "connect to 127.0.0.1:\(port): errno \(errno)")
+            throw HTTPClientError(message: "connect to 127.0.0.1:\(port)\(source.map { " from " + $0 } ?? ""): errno \(errno)")
         }
         return fd
     }

@@ -279,19 +279,6 @@ public enum TestPDF {
         let stream = "BT /F1 18 Tf 20 50 Td (\(text)) Tj ET"
         objects.append("<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream")
         objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-        var pdf = "%PDF-1.4\n"
-        var offsets: [Int] = []
-        for (index, object) in objects.enumerated() {
-            offsets.append(pdf.utf8.count)
-            pdf += "\(index + 1) 0 obj\n\(object)\nendobj\n"
-        }
-        let xref = pdf.utf8.count
-        pdf += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
-        for offset in offsets {
-            let digits = String(offset)
-            pdf += String(repeating: "0", count: 10 - digits.count) + digits + " 00000 n \n"
-        }
-        pdf += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
-        return Array(pdf.utf8)
+        return assembled(objects)
     }
 }
