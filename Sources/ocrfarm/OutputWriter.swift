@@ -30,6 +30,8 @@ final class OutputWriter {
     /// `--pdf-text redo`: the text layers an earlier run added are replaced.
     private let replacingEarlier: Bool
     private var finished = false
+    /// Whether `finishPDF` wrote the document (it writes none when no page was read).
+    private var pdfEmitted = false
     /// A PDF/A-2B document could not be made one (said on standard error; `ocr` exits 10).
     private(set) var notArchival = false
     private var writeError: Int32?
@@ -150,6 +152,9 @@ final class OutputWriter {
         if let writeError {
             throw CommandFailure(.ioError, "cannot write \(path ?? "standard output"): \(String(cString: strerror(writeError)))")
         }
+        // No page was read: a PDF of no pages is no PDF, so no file is made (the temporary one goes in deinit) and
+        // an existing file at --out is left as it was; the pages' errors and the exit status say why.
+        if format == .pdf && !pdfEmitted { return }
         if let temporaryPath, let path {
             finished = true
             let closed = close(descriptor) == 0
@@ -195,6 +200,7 @@ final class OutputWriter {
 
     private func finishPDF() throws {
         guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
+        defer { pdfEmitted = true }
         let document = pdfDirectory + "/document.pdf"
         if oneSource, let source = pdfSource, pdfPagesSeen == source.pageCount {
             do {

@@ -159,6 +159,13 @@ struct OCRCommandTests {
         let output = try Run.ocrfarm(["ocr", folder.file("a.png"), folder.write("b.png", [])])
         #expect(output.status == 66)
         #expect(output.stderrLines.count == 2)
+        // A PDF of no pages is not written: no empty file at --out, and a file already there is left as it was.
+        let pdf = folder.file("none.pdf")
+        let missing = try Run.ocrfarm(["ocr", folder.file("missing.pdf"), "--format", "pdf", "--out", pdf])
+        #expect(missing.status == 66 && !FileManager.default.fileExists(atPath: pdf), "\(missing.stderr)")
+        let kept = folder.write("kept.pdf", TestPDF.onePage("kept"))
+        #expect(try Run.ocrfarm(["ocr", folder.file("missing.pdf"), "--format", "pdf", "--out", kept]).status == 66)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: kept))) == TestPDF.onePage("kept"))
     }
 
     @Test("usage errors exit 64 with the usage line; a missing language exits 69 and names it")
