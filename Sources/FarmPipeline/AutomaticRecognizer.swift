@@ -44,7 +44,7 @@ public final class AutomaticRecognizer: PageRecognizer {
         var finding: [(String, JSON)] = []
         var first: TesseractRecognizer.FirstReading?
         var chosen: Bool
-        let enlargement = page.lessCorrected.map { Double(page.image.width) / Double(max(1, $0.width)) } ?? 1
+        let enlargement = Self.enlargement(of: page)
         if enlargement >= Self.smallPrintEnlargement {
             finding.append(("small_print", .object([("enlarged", .rounded(enlargement, places: 2))])))
             chosen = true
@@ -58,14 +58,12 @@ public final class AutomaticRecognizer: PageRecognizer {
         if chosen { chosen = try neuralWrites(&finding) }
         var result: PageResult
         if chosen {
+            if first != nil { tesseract.releasePage() }
+            result = try readNeural(page, options: options)
             if let first {
-                tesseract.releasePage()
-                result = try readNeural(page, options: options)
                 // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
                 result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
                                                   - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)
-            } else {
-                result = try readNeural(page, options: options)
             }
         } else {
             let reading: TesseractRecognizer.FirstReading
@@ -101,10 +99,8 @@ public final class AutomaticRecognizer: PageRecognizer {
     /// The neural engine's reading of the page before the stages it leaves out, its boxes on the corrected page
     /// (those stages change only the page's size).
     private func readNeural(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
-        guard let lessCorrected = page.lessCorrected, lessCorrected.width > 0 else {
-            return try neuralReader().recognize(page, options: options)
-        }
-        let factor = Double(page.image.width) / Double(lessCorrected.width)
+        guard let lessCorrected = page.lessCorrected else { return try neuralReader().recognize(page, options: options) }
+        let factor = Self.enlargement(of: page)
         let input = DecodedPage(image: lessCorrected, format: page.format,
                                 declaredResolution: Int((Double(page.declaredResolution) / factor).rounded()),
                                 exifOrientation: page.exifOrientation)
@@ -116,6 +112,11 @@ public final class AutomaticRecognizer: PageRecognizer {
         result.height = page.image.height
         result.resolution = page.declaredResolution
         return result
+    }
+
+    /// How much the stages the neural engine reads without enlarged the page (1 when none ran).
+    private static func enlargement(of page: DecodedPage) -> Double {
+        page.lessCorrected.map { Double(page.image.width) / Double(max(1, $0.width)) } ?? 1
     }
 
     private func neuralReader() throws(PageFailure) -> any NeuralReader {
