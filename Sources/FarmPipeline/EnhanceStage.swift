@@ -61,8 +61,7 @@ public struct EnhanceStage: PageStage {
             .blurred(halfWidth: window / 2, halfHeight: window / 2)
             .scaled(toWidth: width, height: height)
         // Leptonica's rasters of two 8-bit images of one size line up byte for byte.
-        var histogram = [Int](repeating: 0, count: 256)
-        var samples = 0
+        var levels = LevelHistogram()
         page.withGrayBytes { pixels, bytesPerRow in
             background.withGrayBytes { paper, _ in
                 for i in 0..<pixels.count {
@@ -73,18 +72,10 @@ public struct EnhanceStage: PageStage {
             // Levels, sampled on every fourth pixel of every fourth row.
             for y in stride(from: 0, to: height, by: 4) {
                 let row = y * bytesPerRow
-                for x in stride(from: 0, to: width, by: 4) { histogram[Int(pixels[row + (x ^ 3)])] += 1; samples += 1 }
+                for x in stride(from: 0, to: width, by: 4) { levels.add(pixels[row + (x ^ 3)]) }
             }
         }
-        func percentile(_ fraction: Double) -> Int {
-            var seen = 0
-            for value in 0..<256 {
-                seen += histogram[value]
-                if Double(seen) >= fraction * Double(samples) { return value }
-            }
-            return 255
-        }
-        let black = percentile(0.005), white = max(percentile(0.90), black + 1)
+        let black = levels.percentile(0.005), white = max(levels.percentile(0.90), black + 1)
         let table: [UInt8] = (0..<256).map { value in
             UInt8(min(255, max(0, (value - black) * 255 / (white - black))))
         }

@@ -98,18 +98,8 @@ struct LineCrop: Sendable {
     /// Halfway between the crop's paper (its 90th percentile gray level) and its print (the 5th), or nil when they
     /// differ by too little to tell ink from paper (a blank or flat crop).
     static func inkThreshold(_ gray: [UInt8]) -> UInt8? {
-        var histogram = [Int](repeating: 0, count: 256)
-        for value in gray { histogram[Int(value)] += 1 }
-        func percentile(_ share: Double) -> Int {
-            let wanted = Int(Double(gray.count) * share)
-            var seen = 0
-            for level in 0..<256 {
-                seen += histogram[level]
-                if seen > wanted { return level }
-            }
-            return 255
-        }
-        let print = percentile(0.05), paper = percentile(0.9)
+        let levels = LevelHistogram(gray)
+        let print = levels.percentile(0.05), paper = levels.percentile(0.9)
         guard paper - print >= 32 else { return nil }
         return UInt8((print + paper) / 2)
     }
