@@ -340,17 +340,7 @@ private final class HeavyPool: @unchecked Sendable {
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&ready, nil)
         for _ in 0..<count {
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(self).toOpaque()
-            if pthread_create(&thread, nil, { context in
-                let pool = Unmanaged<HeavyPool>.fromOpaque(context!).takeRetainedValue()
-                pool.serve()
-                return nil
-            }, context) == 0 {
-                threads.append(thread)
-            } else {
-                Unmanaged<HeavyPool>.fromOpaque(context).release()
-            }
+            if let thread = startThread({ self.serve() }) { threads.append(thread) }
         }
     }
 
@@ -446,15 +436,9 @@ private final class Deadlines: @unchecked Sendable {
         self.bodyBytesPerSecond = bodyBytesPerSecond
         self.longestBody = longestBody
         pthread_mutex_init(&mutex, nil)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        if pthread_create(&reaper, nil, { context in
-            let deadlines = Unmanaged<Deadlines>.fromOpaque(context!).takeRetainedValue()
-            deadlines.reap()
-            return nil
-        }, context) == 0 {
+        if let thread = startThread({ self.reap() }) {
+            reaper = thread
             reaping = true
-        } else {
-            Unmanaged<Deadlines>.fromOpaque(context).release()
         }
     }
 
@@ -542,6 +526,25 @@ private let connectionChanged: MHD_NotifyConnectionCallback = { context, connect
 }
 
 /// The deadline entry of `connection`, when deadlines are kept.
+/// Starts `body` on a thread of its own, which holds `body` (and what it captures) until it returns; nil, and
+/// `body` let go, when the system gives no thread.
+private func startThread(_ body: @escaping () -> Void) -> pthread_t? {
+    final class Body {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Body(body)).toOpaque()
+    guard pthread_create(&thread, nil, { context in
+        Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+        return nil
+    }, context) == 0 else {
+        Unmanaged<Body>.fromOpaque(context).release()
+        return nil
+    }
+    return thread
+}
+
 private func deadlineEntry(_ connection: OpaquePointer) -> Deadlines.Entry? {
     ocrfarm_mhd_socket_context(connection).map { Unmanaged<Deadlines.Entry>.fromOpaque($0).takeUnretainedValue() }
 }
