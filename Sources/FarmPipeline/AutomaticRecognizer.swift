@@ -150,9 +150,10 @@ public struct EngineEvidence: Sendable, Equatable {
     /// its time grows with the page's text (2× Tesseract's on a receipt, 3–6× on a full paper page), so a long page
     /// must be more doubtful to be worth it. The price lies between what the dev sets allow on both sides: every
     /// receipt of sroie-sample (450–1,000 characters, 12–74% unsure; the neural engine better on 38 of 42) and
-    /// eurotext (349 characters, 7% unsure; F1 0.932 → 1.000) go to the neural engine below 0.2; the two synthetic
-    /// clean pages Tesseract is least sure of (2,100–2,500 characters, 23–31% unsure) stay with it above 0.13, as
-    /// `Scripts/bench/ocr --engine auto`'s speed target asks. Checked on DocBank pages 21–50, which no constant
+    /// eurotext (349 characters, 7% unsure; F1 0.932 → 1.000) go to the neural engine below 0.2; of the first ten
+    /// synthetic clean pages, the two Tesseract is least sure of (2,100–2,500 characters, 23–31% unsure) stay with it
+    /// above 0.13, as `Scripts/bench/ocr --engine auto`'s speed target asks (over the whole clean set a few such pages
+    /// still go to the neural engine: CPU 2.70 s/page against 2.02, CER 0.08% → 0.06%). Checked on DocBank pages 21–50, which no constant
     /// was chosen on: 6 of 30 go to the neural engine, each better read by it (F1 +0.015 to +0.19).
     static let neuralSharePerThousand = 0.15
     /// A page with fewer characters than this read is weak whatever their confidence (the layout found no text
