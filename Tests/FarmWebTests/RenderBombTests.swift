@@ -121,7 +121,11 @@ struct RenderBombTests {
         #expect(statusFailures.withLock { $0 }.isEmpty, "\(statusFailures.withLock { $0 })")
         #expect(times.count >= Int(elapsed / 1.0), "the status poll did not run throughout: \(times.count) in \(elapsed) s")
         #expect((times.max() ?? 99) < 1, "slowest /api/status: \(times.max() ?? 99) s")
-        #expect(serverPeak + children <= 1 << 30, "server peak \(serverPeak >> 20) MB + pdftoppm \(children >> 20) MB")
-        #expect(total <= 1 << 30, "sampled \(total >> 20) MB")
+        // Under Scripts/leakcheck the server is built with AddressSanitizer, whose shadow memory and quarantine of
+        // freed blocks add some hundreds of MB (server peak 814 MB there against 590 MB in the ordinary debug build): the
+        // bound there is 2 GB, still well under the 4.39 GB the unbounded renderer took.
+        let limit = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil ? 1 << 30 : 2 << 30
+        #expect(serverPeak + children <= limit, "server peak \(serverPeak >> 20) MB + pdftoppm \(children >> 20) MB")
+        #expect(total <= limit, "sampled \(total >> 20) MB")
     }
 }
