@@ -157,6 +157,25 @@ public final class IIIFService: @unchecked Sendable {
         }
     }
 
+    // MARK: The page API's image
+
+    /// Page `page` as a browser image (`PageImages.browserImage`), for `/api/pages/{id}/image`: the same files,
+    /// checks, limits and decoded-image cache as the Image API's. Throws 404 for an unknown page, 503 when the
+    /// store cannot be read.
+    public func browserImage(of page: PageID) throws(PageImageError) -> BrowserImage {
+        let found: (source: PageSource, readSize: (width: Int, height: Int)?)?
+        do {
+            found = try withStore { store in
+                guard let source = try store.source(of: page) else { return nil }
+                return (source, source.kind == .pdf ? try store.readSize(of: page) : nil)
+            }
+        } catch {
+            throw PageImageError(reason: "the store cannot be read: \(error)", status: 503)
+        }
+        guard let found else { throw PageImageError(reason: "no page \(page.rawValue)") }
+        return try images.browserImage(of: page, source: found.source, readSize: found.readSize)
+    }
+
     // MARK: Answers
 
     /// Every answer may be read by a viewer on another origin (the Image API's `cors` feature).

@@ -14,7 +14,25 @@ import Glibc
 public struct PageImageError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     public var status = 404
+    /// The page API's status where it says more than IIIF's: 409 for a file that changed or became a link, 410 for
+    /// one that cannot be read now (moved away, a FIFO); else `status`.
+    public var pageStatus: Int?
     public var description: String { reason }
+
+    public init(reason: String, status: Int = 404, pageStatus: Int? = nil) {
+        self.reason = reason
+        self.status = status
+        self.pageStatus = pageStatus
+    }
+}
+
+/// A page's image as a browser shows it: PNG or JPEG bytes and their media type.
+public struct BrowserImage: Sendable {
+    public let bytes: [UInt8]
+    public let mediaType: String
+    /// Its pixel size.
+    public let width: Int
+    public let height: Int
 }
 
 /// What one image made from a source may take. A PDF page's pixel size is computed from its box before anything
@@ -53,7 +71,12 @@ public final class PageImages: @unchecked Sendable {
     private let capacity: Int
     private let pixelBudget: Int
     public let limits: RenderLimits
-    private var entries: [(page: PageID, image: Pix)] = []   // most recently used last
+    /// Decoded images by page and the file they came from (`fileKey`), most recently used last.
+    private var entries: [(page: PageID, file: String, image: Pix)] = []
+    /// Browser images made from decoded ones (`browserImage`), most recently used last; at most `capacity` × 2
+    /// and `browserBudget` bytes.
+    private var browserEntries: [(key: String, image: BrowserImage)] = []
+    private let browserBudget = 64 << 20
     /// Pages being decoded now: a second request for one waits for the first instead of rendering it again.
     private var making: Set<PageID> = []
     private var lock = pthread_mutex_t()
@@ -83,13 +106,18 @@ public final class PageImages: @unchecked Sendable {
     /// The decoded image of `page`, from the cache or from its source.
     /// `readSize`: the pixel size a PDF page was read at (`Store.readSize(of:)`), which its rasterization takes.
     func image(of page: PageID, source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
+        // A cached image counts only while the file is the one it was made from (its place, size and time): a file
+        // moved, replaced or changed since is read, and checked, again.
+        let file = Self.fileKey(source)
         pthread_mutex_lock(&lock)
         while true {
             if let index = entries.firstIndex(where: { $0.page == page }) {
                 let entry = entries.remove(at: index)
-                entries.append(entry)
-                pthread_mutex_unlock(&lock)
-                return entry.image
+                if file != nil && entry.file == file {
+                    entries.append(entry)
+                    pthread_mutex_unlock(&lock)
+                    return entry.image
+                }
             }
             guard making.contains(page) else { break }
             pthread_cond_wait(&made, &lock)
@@ -103,8 +131,8 @@ public final class PageImages: @unchecked Sendable {
         making.remove(page)
         pthread_cond_broadcast(&made)
         let image = try decoded.get()
-        if !entries.contains(where: { $0.page == page }) {
-            entries.append((page, image))
+        if let file, !entries.contains(where: { $0.page == page }) {
+            entries.append((page, file, image))
             var pixels = entries.reduce(0) { $0 + $1.image.width * $1.image.height }
             while entries.count > 1 && (entries.count > capacity || pixels > pixelBudget) {
                 let evicted = entries.removeFirst()
@@ -112,6 +140,85 @@ public final class PageImages: @unchecked Sendable {
             }
         }
         return image
+    }
+
+    /// What a cached image of `source` is keyed by besides its page: the file's path, device, inode, size and
+    /// modification time (lstat, not through a link), and the hash recorded at submit; nil when it cannot be
+    /// looked at (then nothing is cached, and reading it says why).
+    static func fileKey(_ source: PageSource) -> String? {
+        var info = stat()
+        guard source.path.withCString({ lstat($0, &info) }) == 0 else { return nil }
+        return "\(source.path.description)\u{0}\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+            + ":\(source.hash ?? "-")"
+    }
+
+    /// The whole page as a browser shows it (the page API's `/api/pages/{id}/image`, which the viewer draws the
+    /// word boxes on): a PNG or JPEG source within `limits.maxPixels` as it is (checked as every source is);
+    /// anything else (a PDF page, a TIFF frame, JPEG 2000, WebP, PNM, BMP, GIF, a PNG or JPEG past the limit)
+    /// decoded by `image(of:)` (the cache and limits IIIF uses), made smaller to fit `limits.maxPixels` keeping its
+    /// shape, and encoded: PNG for a bilevel or palette image, else JPEG. Kept in a small cache of its own, keyed by
+    /// the page, its file (`fileKey`) and the size it was read at. The word boxes' space is the image's whole extent
+    /// (the viewer scales them to it), so a smaller image keeps them in place.
+    public func browserImage(of page: PageID, source: PageSource,
+                             readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> BrowserImage {
+        let file = Self.fileKey(source)
+        let key = "\(page.rawValue) \(file ?? "-") \(readSize.map { "\($0.width)x\($0.height)" } ?? "-")"
+        pthread_mutex_lock(&lock)
+        if file != nil, let index = browserEntries.firstIndex(where: { $0.key == key }) {
+            let entry = browserEntries.remove(at: index)
+            browserEntries.append(entry)
+            pthread_mutex_unlock(&lock)
+            return entry.image
+        }
+        pthread_mutex_unlock(&lock)
+        if source.kind == .image {
+            let bytes = try Self.checkedBytes(source)
+            let format = ImageFormat.sniff(bytes)
+            if format == .png || format == .jpeg, let header = try? Pix.header(of: bytes),
+               header.width * header.height <= limits.maxPixels {
+                // Already a browser image within the limit: the file itself, as submitted (not cached: it is
+                // read and checked each time, as IIIF reads it).
+                return BrowserImage(bytes: bytes, mediaType: format == .png ? "image/png" : "image/jpeg",
+                                    width: header.width, height: header.height)
+            }
+        }
+        let decoded = try image(of: page, source: source, readSize: readSize)
+        let fit = min(1, (Double(max(limits.maxPixels, 1)) / Double(decoded.width * decoded.height)).squareRoot())
+        let (width, height) = (max(1, Int(Double(decoded.width) * fit)), max(1, Int(Double(decoded.height) * fit)))
+        let png = decoded.depth < 8 || decoded.hasColormap
+        let made: BrowserImage
+        do {
+            let request = try ImageRequest(region: "full", size: "\(width),\(height)", rotation: "0",
+                                           qualityAndFormat: png ? "default.png" : "default.jpg",
+                                           imageWidth: decoded.width, imageHeight: decoded.height)
+            made = BrowserImage(bytes: try Self.rendered(request, from: decoded), mediaType: request.format.mediaType,
+                                width: width, height: height)
+        } catch let error as ImageRequest.Invalid {
+            throw PageImageError(reason: "the page's image cannot be sized for a browser: \(error.reason)", status: 500)
+        } catch let error as LeptonicaError {
+            throw PageImageError(reason: "the page's image cannot be encoded for a browser: \(error.message)", status: 500)
+        } catch {
+            throw PageImageError(reason: "the page's image cannot be made: \(error)", status: 500)
+        }
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        // Entries of this page made from another file (moved, changed) go.
+        browserEntries.removeAll { $0.key.hasPrefix("\(page.rawValue) ") && $0.key != key }
+        if file != nil && !browserEntries.contains(where: { $0.key == key }) {
+            browserEntries.append((key, made))
+            var bytes = browserEntries.reduce(0) { $0 + $1.image.bytes.count }
+            while browserEntries.count > 1 && (browserEntries.count > capacity * 2 || bytes > browserBudget) {
+                bytes -= browserEntries.removeFirst().image.bytes.count
+            }
+        }
+        return made
+    }
+
+    /// How many browser images the cache holds now (for tests).
+    public var cachedBrowserCount: Int {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        return browserEntries.count
     }
 
     /// The source's checked bytes.
@@ -122,13 +229,13 @@ public final class PageImages: @unchecked Sendable {
             bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
         } catch where error.code == ELOOP {
             // Never through a link put where the file was: it could point at any file this process may read.
-            throw PageImageError(reason: "the page's file is a symbolic link now (it was a file when submitted)")
+            throw PageImageError(reason: "the page's file is a symbolic link now (it was a file when submitted)", pageStatus: 409)
         } catch {
-            throw PageImageError(reason: "the page's file cannot be read: \(error.reason)")
+            throw PageImageError(reason: "the page's file cannot be read: \(error.reason)", pageStatus: 410)
         }
         if let expected = source.hash {
             guard bytes.count == (source.size ?? bytes.count), SHA256.hex(bytes) == expected else {
-                throw PageImageError(reason: "the page's file changed since it was submitted")
+                throw PageImageError(reason: "the page's file changed since it was submitted", pageStatus: 409)
             }
         }
         return bytes

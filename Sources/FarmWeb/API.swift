@@ -367,41 +367,21 @@ final class API: Sendable {
         ])
     }
 
-    /// The longest page file served (a scan is a few tens of MB at most).
-    static let maxImageBytes = 256 << 20
-
-    /// `/api/pages/{id}/image`: the page's source image as submitted (the file the store names for it, checked
-    /// against its recorded SHA-256 and size), or its stored PNG when it has one (pages of a PDF).
+    /// `/api/pages/{id}/image`: the page as a browser image (PNG or JPEG) whatever its source (a PDF page, a TIFF
+    /// frame, JPEG 2000, PNG, JPEG…), made by the renderer `WebOptions.pageImage` names (IIIF's), from the file the
+    /// store names for the page, checked against its recorded size and SHA-256; or the page's stored PNG when an
+    /// older store has one.
     private func image(_ id: PageID) throws -> HTTPResponse {
-        let (source, png) = try pool.with { store in (try store.source(of: id), try store.artifact("png", of: id)) }
-        if let png { return HTTPResponse(status: 200, body: png, headers: [("Content-Type", "image/png")]) }
-        guard let source else { return Self.error(404, "no page \(id.rawValue)") }
-        guard source.kind == .image else {
-            return Self.error(404, "page \(id.rawValue) is page \(source.index + 1) of a \(source.kind.rawValue) file; no image is stored for it")
+        if let png = try pool.with({ try $0.artifact("png", of: id) }) {
+            return HTTPResponse(status: 200, body: png, headers: [("Content-Type", "image/png")])
         }
-        let bytes: [UInt8]
-        do {
-            // As the coordinator reads it: never through a link put where the file was (it could name any file
-            // this process may read), and nothing but a regular file (a FIFO would hold the thread for good).
-            bytes = try FileSystem.read(source.path, limit: Self.maxImageBytes, regularOnly: true, followLinks: false)
-        } catch where error.code == ELOOP {
-            return Self.error(409, "the page's source file is a symbolic link now (it was a file when submitted)")
-        } catch {
-            return Self.error(410, "the page's source file cannot be read now: \(error)")
+        guard let make = options.pageImage else { return Self.error(404, "page images are not served by this server") }
+        switch make(id) {
+        case .success(let image):
+            return HTTPResponse(status: 200, body: image.bytes, headers: [("Content-Type", image.mediaType)])
+        case .failure(let refusal):
+            return Self.error(refusal.status, "page \(id.rawValue) has no image: \(refusal.reason)")
         }
-        if let size = source.size, size != bytes.count { return Self.error(409, "the page's source file changed since it was submitted") }
-        if let hash = source.hash, hash != SHA256.hex(bytes) { return Self.error(409, "the page's source file changed since it was submitted") }
-        return HTTPResponse(status: 200, body: bytes, headers: [("Content-Type", Self.imageType(bytes))])
-    }
-
-    static func imageType(_ bytes: [UInt8]) -> String {
-        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
-        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
-        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return "image/tiff" }
-        if bytes.starts(with: Array("GIF8".utf8)) { return "image/gif" }
-        if bytes.count > 12 && bytes.starts(with: Array("RIFF".utf8)) && Array(bytes[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
-        if bytes.starts(with: Array("BM".utf8)) { return "image/bmp" }
-        return "application/octet-stream"
     }
 
     /// `/api/search?q=&limit=&document=`: the query language of `ocrfarm search`, hits ranked (bm25) with their

@@ -420,6 +420,12 @@ async function pageView(id) {
   stage.append(image, overlay);
   const text = el("div", { class: "text", id: "page-text" });
   root.append(el("div", { class: "pageview" }, stage, text));
+  // An image the server cannot make (its file moved or changed, a render past its limit) is named, not left blank.
+  image.addEventListener("error", async () => {
+    let reason = "the page image cannot be shown";
+    try { await api(page.links.image); } catch (error) { reason = error.message; }
+    stage.prepend(el("p", { class: "error", id: "image-error", text: reason }));
+  });
   if (!result) { text.append(el("p", { class: "muted", text: "Not read yet." })); return; }
 
   // The words' boxes are in the read image's pixels. When the page was a photo straightened by a perspective

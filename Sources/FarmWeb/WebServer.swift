@@ -30,8 +30,31 @@ public struct WebOptions: Sendable {
     public var trustedProxies: Set<String> = []
     /// Where `/iiif/` goes (the FarmIIIF module's handler); nil answers 404.
     public var iiif: (@Sendable (HTTPRequest) -> HTTPResponse)?
+    /// What makes `/api/pages/{id}/image`: a page as a browser image (PNG or JPEG), by the bounded renderer IIIF
+    /// uses (FarmIIIF's `PageImages`: pixel cap before rendering, time and memory limits, a cache); nil answers 404.
+    public var pageImage: (@Sendable (PageID) -> Result<PageImageAnswer, PageImageRefusal>)?
 
     public init() {}
+}
+
+/// A page's image for the browser: PNG or JPEG bytes and their media type.
+public struct PageImageAnswer: Sendable {
+    public let bytes: [UInt8]
+    public let mediaType: String
+    public init(bytes: [UInt8], mediaType: String) {
+        self.bytes = bytes
+        self.mediaType = mediaType
+    }
+}
+
+/// Why a page has no image to show: the HTTP status and the reason, naming the page and its file.
+public struct PageImageRefusal: Error, Sendable {
+    public let status: Int
+    public let reason: String
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
 }
 
 /// Why the web server could not start.
@@ -154,8 +177,8 @@ public final class WebServer: Sendable {
         return Int(min(limit.rlim_cur, rlim_t(Int32.max)))
     }
 
-    /// Requests that make or read a page image (`/iiif/image/…`, `/api/pages/N/image`: up to 256 MB read and
-    /// hashed), answered on the image threads.
+    /// Requests that make or read a page image (`/iiif/image/…`, `/api/pages/N/image`: a source read and hashed,
+    /// a PDF page rasterized, an image decoded and encoded), answered on the image threads.
     @Sendable static func isImage(_ request: HTTPRequest) -> Bool {
         request.path.hasPrefix("/iiif/image/") || (request.path.hasPrefix("/api/pages/") && request.path.hasSuffix("/image"))
     }

@@ -57,7 +57,16 @@ enum WebServeOptions {
 
     static func server(listen: String, storePath: String, options: WebOptions, webhook: Webhook?) throws -> WebServer {
         var options = options
+        // One renderer and one image cache for IIIF and the page API's images.
         let iiif = IIIFService(storePath: storePath)
+        options.pageImage = { page in
+            do throws(PageImageError) {
+                let image = try iiif.browserImage(of: page)
+                return .success(PageImageAnswer(bytes: image.bytes, mediaType: image.mediaType))
+            } catch {
+                return .failure(PageImageRefusal(status: error.pageStatus ?? error.status, reason: error.reason))
+            }
+        }
         options.iiif = { request in
             // The links in IIIF JSON are absolute: built from the Host the client asked for (plain host:port
             // characters only; anything else falls back to the listen address).

@@ -36,7 +36,14 @@ struct BrowserTests {
         let folder = TemporaryDirectory("browser")
         let store = folder.file("farm.db")
         let samples = Fixtures.packageRoot + "/Samples/pages/"
-        for arguments in [["--lang", "chi_sim+eng", samples + "cjk-000.png"], [samples + "clean-000.png", samples + "clean-001.png", samples + "photo-000.jpg"]] {
+        // Sources no browser shows as they are (issue 36): a PDF page and the second of a TIFF's three frames.
+        let sources = folder.file("sources")
+        try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+        let made = try Run.process("/usr/bin/python3", [Browser.script, "sources", Fixtures.packageRoot + "/Tests/Fixtures", sources])
+        try #require(made.status == 0, "browser-check sources: \(made.stderr)")
+        for arguments in [["--lang", "chi_sim+eng", samples + "cjk-000.png"],
+                          [samples + "clean-000.png", samples + "clean-001.png", samples + "photo-000.jpg",
+                           sources + "/scan.pdf", sources + "/frames.tif"]] {
             let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1"] + arguments, environment: ["OMP_THREAD_LIMIT": "1"])
             try #require(run.status == 0, "ocrfarm run: \(run.stderr)")
         }
@@ -52,9 +59,9 @@ struct BrowserTests {
         let admin = try makeToken(store, "admin")
         let served = try Served(store: store, log: folder.file("serve.log"))
         let documents = try #require(served.call("/api/documents").json?["documents"]?.arrayValue)
-        func firstPage(_ name: String) throws -> Int {
+        func firstPage(_ name: String, _ index: Int = 0) throws -> Int {
             let document = try #require(documents.first { $0["name"]?.stringValue == name }?["id"]?.intValue)
-            return try #require(served.call("/api/documents/\(document)/pages").json?["pages"]?[0]?["id"]?.intValue)
+            return try #require(served.call("/api/documents/\(document)/pages").json?["pages"]?[index]?["id"]?.intValue)
         }
         let out = Fixtures.packageRoot + "/.build/test-output/browser"
         try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -63,6 +70,10 @@ struct BrowserTests {
             ("status", before), ("requeue_code", JSON(code)),
             ("english_page", JSON(try firstPage("clean-000.png"))), ("chinese_page", JSON(try firstPage("cjk-000.png"))),
             ("xss_pages", .array([JSON(xssPage)])), ("photo_page", JSON(try firstPage("photo-000.jpg"))),
+            ("source_pages", .array([
+                .object([("id", JSON(try firstPage("scan.pdf"))), ("label", "PDF page 1"), ("screenshot", "page-pdf.png")]),
+                .object([("id", JSON(try firstPage("frames.tif", 1))), ("label", "TIFF frame 2 of 3"), ("screenshot", "page-tiff.png")]),
+            ])),
         ])
         let configFile = folder.write("config.json", text: config.rendered)
         let check = try Run.process("/usr/bin/python3", [Browser.script, "check", configFile])
@@ -81,7 +92,7 @@ struct BrowserTests {
         let brokenPage = try #require(documents.first { $0["name"]?.stringValue == "broken.png" }?["id"]?.intValue)
         let retried = try served.call("/api/documents/\(brokenPage)/pages").json?["pages"]?[0]
         #expect(retried?["attempts"]?.intValue ?? 0 >= 2 && retried?["state"]?.stringValue == "failed", "\(retried ?? .null)")
-        for name in ["dashboard.png", "page.png", "photo.png"] {
+        for name in ["dashboard.png", "page.png", "photo.png", "page-pdf.png", "page-tiff.png"] {
             #expect(FileManager.default.fileExists(atPath: out + "/" + name), "screenshot \(name)")
         }
     }

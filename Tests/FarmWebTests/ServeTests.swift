@@ -56,6 +56,8 @@ final class Served: @unchecked Sendable {
         let status: Int
         let head: String
         let body: String
+        /// The body's bytes (an image).
+        var data: [UInt8] = []
         var json: JSON? { try? JSON.parse(Array(body.utf8)) }
         func header(_ name: String) -> String? {
             for line in head.split(separator: "\r\n") {
@@ -86,7 +88,8 @@ final class Served: @unchecked Sendable {
         }
         let headText = String(decoding: data[..<split], as: UTF8.self)
         let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return Answer(status: status, head: headText, body: String(decoding: data[(split + 4)...], as: UTF8.self))
+        return Answer(status: status, head: headText, body: String(decoding: data[(split + 4)...], as: UTF8.self),
+                      data: Array(data[(split + 4)...]))
     }
 
     func json(_ path: String, token: String?, _ body: String) throws -> Answer {
