@@ -16,7 +16,7 @@ struct WatchCommand: Command {
     static let leftOut: Set<String> = ["--document", "--document-per", "--force"]
     static let options: [OptionSpec] = [
         StoreOption.spec,
-        OptionSpec("--done-to", value: "DIR2", "Move each file there (same path below it) once its document is finished (every page done or failed)."),
+        OptionSpec("--done-to", value: "DIR2", "Move each file there (same path below it) once its document is finished (every page done or failed); the store follows it."),
         OptionSpec("--quiet", value: "SECONDS", "A file is taken when it has been left alone this long, size and time unchanged (default: 2)."),
         OptionSpec("--no-workers", "Only submit: the coordinator that serves the store (ocrfarm coordinator) and its workers read the pages."),
     ] + RunCommand.options.filter { $0.name != StoreOption.spec.name && !leftOut.contains($0.name) }
@@ -31,7 +31,9 @@ struct WatchCommand: Command {
     images or PDFs are left out and counted, as by submit. Documents are named by their path below DIR.
 
     With --done-to, a file is moved to DIR2 (the same path below it) when every page of its document is done or
-    failed; a DIR2 inside DIR is not watched. Keep the store outside DIR.
+    failed; a DIR2 inside DIR is not watched. The store follows a moved file (its pages name it in DIR2, so the
+    viewer, IIIF and export find it there) when it is still the file submitted (its size and SHA-256); a file that
+    changed is moved with a warning and the store keeps its old path. Keep the store outside DIR.
 
     By default the watcher runs the farm of `run` in this process: an embedded coordinator and local worker
     processes (log in STORE.log). With --no-workers it only submits, and a coordinator serving the store reads the
@@ -144,11 +146,20 @@ struct WatchCommand: Command {
                     guard (counts[.queued] ?? 0) + (counts[.leased] ?? 0) == 0 else { continue }
                     awaiting[document] = nil
                     for relative in files {
-                        do throws(FileError) {
-                            try WatchFolder.move(relative, from: root, to: target)
+                        let shown = Printable.text(RawPath(bytes: relative).description)
+                        do {
+                            // The store follows the file, so the viewer, IIIF and export find it there.
+                            switch try FinishedFile.move(relative, from: root, to: target, document: document, store: store) {
+                            case .followed, .unrecorded: break
+                            case .changed(let reason):
+                                Console.error("ocrfarm watch: \(shown) changed since it was submitted (\(reason)); moved to "
+                                              + "\(target), and the store keeps its old path")
+                            }
                             moved += 1
-                        } catch {
+                        } catch let error as FileError {
                             Console.error("ocrfarm watch: cannot move \(error.path) to \(target): \(error.reason)")
+                        } catch {
+                            Console.error("ocrfarm watch: \(shown) left in place: the store cannot record its move: \(error)")
                         }
                     }
                 }
