@@ -258,8 +258,14 @@ extension PageResult {
         ]
         if let quality { fields.insert(("quality", quality.json), at: 6) }
         if let engine { fields.insert(("engine", JSON(engine)), at: 4) }
+        // A warning the store's reports read without the page model (`run`'s summary, `review`).
+        if let missing = findings[Self.missingLanguageKey], missing != .null { fields.append((Self.missingLanguageKey, missing)) }
         return .object(fields)
     }
+
+    /// The stage finding, and structure key, of a page in a script no installed language reads (FarmPipeline's
+    /// `MissingLanguage`): {script, script_confidence, languages, package, read_with, message}.
+    public static let missingLanguageKey = "missing_language"
 
     /// `structureJSON` without its blocks, what the store keeps beside a page's model (`PageModel`, which has them),
     /// with the page's place on the original image as the page JSON gives it (`original_size`, `to_original`), for

@@ -197,6 +197,12 @@ public final class PageProcessor {
             context.record("pdf_image", .object([("image", "original"), ("why", JSON(
                 "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
         }
+        // A script OSD saw that no installed language reads: named with the package that would (issue 36).
+        if engine != .none, options.engine != .neural,
+           let missing = MissingLanguage.finding(in: context.findings, languages: options.languages,
+                                                 installed: TesseractInfo.installedLanguages) {
+            context.record(MissingLanguage.findingName, missing)
+        }
         result.findings = context.findingsJSON
         result.toOriginal = context.toPage == .identity ? nil : context.toOriginal
         result.originalWidth = context.originalWidth

@@ -7,6 +7,24 @@ public struct PageQualityRecord: Sendable, Equatable {
     public let document: DocumentRecord
     public let number: Int
     public let quality: PageQuality
+    /// Why the page may read as garbage: its script has no installed language (issue 36).
+    public var missingLanguage: MissingLanguageNote? = nil
+}
+
+/// A page in a script no installed language reads, as its stored structure records it (`PageResult.missingLanguageKey`).
+public struct MissingLanguageNote: Sendable, Equatable, Hashable {
+    public let script: String
+    /// The Debian package that would read it (tesseract-ocr-rus).
+    public let package: String
+    /// The languages it was read with instead.
+    public let readWith: String
+
+    init?(json: JSON?) {
+        guard let json, let script = json["script"]?.stringValue, let package = json["package"]?.stringValue else { return nil }
+        self.script = script
+        self.package = package
+        self.readWith = json["read_with"]?.stringValue ?? ""
+    }
 }
 
 /// A document's pages' figures: their mean and the weakest.
@@ -48,7 +66,8 @@ extension Store {
         // Only the listed pages' quality objects are taken out of their structures (the index gives the order).
         let pages = try connection.prepare("""
             SELECT p.id, p.number, d.id, d.name, d.page_count, d.submitted_at,
-                   json_extract(CAST(r.structure AS TEXT), '$.quality')
+                   json_extract(CAST(r.structure AS TEXT), '$.quality'),
+                   json_extract(CAST(r.structure AS TEXT), '$.\(PageResult.missingLanguageKey)')
             FROM results r JOIN pages p ON p.id = r.page_id JOIN documents d ON d.id = p.document_id
             WHERE \(quality) IS NOT NULL AND p.state = 'done'\(idList)\(filter)
             ORDER BY \(quality), p.id\(limitClause)
@@ -56,7 +75,8 @@ extension Store {
             guard let text = row.optionalText(6), let json = try? JSON.parse(text), let figure = PageQuality(json: json) else { return nil }
             return PageQualityRecord(page: PageID(row.int64(0)), document: DocumentRecord(
                 id: DocumentID(row.int64(2)), name: row.text(3), pageCount: row.int(4), submittedAt: row.double(5)),
-                number: row.int(1), quality: figure)
+                number: row.int(1), quality: figure,
+                missingLanguage: MissingLanguageNote(json: row.optionalText(7).flatMap { try? JSON.parse($0) }))
         }.compactMap { $0 }
         let documentFilter = below.map { " HAVING AVG(\(quality)) < \($0)" } ?? ""
         let documents = try connection.prepare("""
@@ -87,5 +107,25 @@ extension Store {
             SELECT COUNT(*) FROM results r JOIN pages p ON p.id = r.page_id
             WHERE p.state = 'done' AND \(quality) < \(below)\(idList)
             """).first { $0.int(0) } ?? 0
+    }
+
+    /// The done pages (of `ids`' documents, when given) in a script no installed language read, counted by script
+    /// and package, most pages first: `run`'s summary names the packages.
+    public func missingLanguages(documents ids: [DocumentID]? = nil) throws -> [(note: MissingLanguageNote, pages: Int)] {
+        let idList = ids.map { " AND p.document_id IN (" + $0.map { String($0.rawValue) }.joined(separator: ",") + ")" } ?? ""
+        let structure = "CAST(r.structure AS TEXT)"
+        return try connection.prepare("""
+            SELECT json_extract(\(structure), '$.\(PageResult.missingLanguageKey)'), COUNT(*)
+            FROM results r JOIN pages p ON p.id = r.page_id
+            WHERE p.state = 'done' AND json_valid(\(structure))
+              AND json_extract(\(structure), '$.\(PageResult.missingLanguageKey).package') IS NOT NULL\(idList)
+            GROUP BY json_extract(\(structure), '$.\(PageResult.missingLanguageKey).script'),
+                     json_extract(\(structure), '$.\(PageResult.missingLanguageKey).package'),
+                     json_extract(\(structure), '$.\(PageResult.missingLanguageKey).read_with')
+            ORDER BY COUNT(*) DESC
+            """).rows { row -> (note: MissingLanguageNote, pages: Int)? in
+            guard let note = MissingLanguageNote(json: row.optionalText(0).flatMap { try? JSON.parse($0) }) else { return nil }
+            return (note, row.int(1))
+        }.compactMap { $0 }
     }
 }

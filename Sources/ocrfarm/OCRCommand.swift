@@ -89,8 +89,12 @@ struct OCRCommand: Command {
         do throws(PageFailure) {
             try batch.run { report in
                 switch report.outcome {
-                case .success:
+                case .success(let page):
                     filesWithPages.insert(report.path)
+                    if let missing = page.result.findings[PageResult.missingLanguageKey], let message = missing["message"]?.stringValue {
+                        let number = report.pageCount > 1 ? " page \(report.page + 1)" : ""
+                        Console.error("ocrfarm: warning: \(report.path)\(number): \(message)")
+                    }
                 case .failure(let failure):
                     filesWithFailures.insert(report.path)
                     let page = report.pageCount > 1 ? " page \(report.page + 1)" : ""

@@ -22,8 +22,9 @@ struct ReviewCommand: Command {
     counted as not measured.
 
     JSON keys: measured, unmeasured, pages[{document, document_id, page, page_id, figure, confidence,
-    dictionary, ink, words, worst{box, confidence, text}}], documents[{document, document_id, pages_measured,
-    mean, weakest, weakest_page}].
+    dictionary, ink, words, worst{box, confidence, text}, missing_language{script, package, read_with} when the
+    page's script (Tesseract's OSD) has no installed language}], documents[{document, document_id, pages_measured,
+    mean, weakest, weakest_page}]. Such a page is flagged in the text too, with the Debian package to install.
 
     Examples:
       ocrfarm review
@@ -61,9 +62,13 @@ struct ReviewCommand: Command {
                 ("measured", JSON(review.measured)), ("unmeasured", JSON(review.unmeasured)),
                 ("pages", .array(review.pages.map { page in
                     guard case .object(let parts) = page.quality.json else { return .null }
+                    let missing = page.missingLanguage.map { note -> [(String, JSON)] in
+                        [("missing_language", .object([("script", JSON(note.script)), ("package", JSON(note.package)),
+                                                       ("read_with", JSON(note.readWith))]))]
+                    } ?? []
                     return .object([("document", JSON(page.document.name)),
                                     ("document_id", JSON(Int(page.document.id.rawValue))),
-                                    ("page", JSON(page.number)), ("page_id", JSON(Int(page.page.rawValue)))] + parts)
+                                    ("page", JSON(page.number)), ("page_id", JSON(Int(page.page.rawValue)))] + parts + missing)
                 })),
                 ("documents", .array(review.documents.map { document in
                     .object([("document", JSON(document.document.name)),
@@ -89,6 +94,10 @@ struct ReviewCommand: Command {
             text += "  \(number(q.figure))    \(number(q.confidence))  \(number(q.dictionary))  \(number(q.ink))  "
                 + String(q.words) + String(repeating: " ", count: max(0, 5 - String(q.words).count))
                 + "  \(Printable.text(page.document.name)) p\(page.number)\n"
+            if let missing = page.missingLanguage {
+                text += "          warning: \(missing.script) script, and no language for it is installed (read with "
+                    + "\(missing.readWith)); Debian: apt-get install \(missing.package)\n"
+            }
             if let worst = q.worst {
                 let shown = worst.text.count > 60 ? String(worst.text.prefix(60)) + "…" : worst.text
                 text += "          worst line \(number(worst.confidence)) at \(worst.box): \"\(Printable.text(shown))\"\n"

@@ -176,6 +176,12 @@ struct RunCommand: Command {
         }
         Console.error(summary + ", in \(Format.fixed(elapsed, 1)) s"
                       + " (\(Format.fixed(elapsed > 0 ? Double(read) / elapsed : 0, 2)) pages/s)")
+        // Pages whose script no installed language reads came out as garbage: say which package reads them.
+        for (note, pages) in try store.missingLanguages(documents: documents) {
+            Console.error("ocrfarm run: warning: \(pages) page\(pages == 1 ? "" : "s") in \(note.script) script, which no "
+                          + "installed language reads (read with \(note.readWith)); Debian: apt-get install \(note.package), "
+                          + "then ocrfarm reread (ocrfarm review lists them)")
+        }
         if failed > 0 {
             let pages = try store.pages(of: documents)
             let failures = pages.filter { $0.state == .failed }
