@@ -47,6 +47,16 @@ struct BrowserTests {
             let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1"] + arguments, environment: ["OMP_THREAD_LIMIT": "1"])
             try #require(run.status == 0, "ocrfarm run: \(run.stderr)")
         }
+        // A watched page whose file `watch --done-to` moved: the store follows it (issue 36).
+        let inbox = folder.file("inbox"), done = folder.file("done")
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        _ = folder.write("inbox/watched.tif", try Fixtures.read("tesseract-testdata/eurotext.tif"))
+        let watcher = try BackgroundProcess(Fixtures.binary, ["watch", inbox, "--store", store, "--workers", "1", "--quiet", "0.5",
+                                                              "--done-to", done],
+                                            logPath: folder.file("watch.out"), environment: ["OMP_THREAD_LIMIT": "1"])
+        let moved = FarmHarness.wait(seconds: 120) { FileManager.default.fileExists(atPath: done + "/watched.tif") }
+        #expect(watcher.terminate(waiting: 30) == 0, "\(watcher.log)")
+        try #require(moved, "watch moved the file: \(watcher.log)")
         let bad = folder.write("broken.png", Array("not an image at all".utf8))
         let submit = try Run.ocrfarm(["submit", "--store", store, bad])
         try #require(submit.status == 0 || submit.status == 65, "ocrfarm submit: \(submit.stderr)")
@@ -73,6 +83,8 @@ struct BrowserTests {
             ("source_pages", .array([
                 .object([("id", JSON(try firstPage("scan.pdf"))), ("label", "PDF page 1"), ("screenshot", "page-pdf.png")]),
                 .object([("id", JSON(try firstPage("frames.tif", 1))), ("label", "TIFF frame 2 of 3"), ("screenshot", "page-tiff.png")]),
+                .object([("id", JSON(try firstPage("watched.tif"))), ("label", "a watched page moved by --done-to"),
+                         ("screenshot", "page-moved.png")]),
             ])),
         ])
         let configFile = folder.write("config.json", text: config.rendered)
@@ -92,7 +104,7 @@ struct BrowserTests {
         let brokenPage = try #require(documents.first { $0["name"]?.stringValue == "broken.png" }?["id"]?.intValue)
         let retried = try served.call("/api/documents/\(brokenPage)/pages").json?["pages"]?[0]
         #expect(retried?["attempts"]?.intValue ?? 0 >= 2 && retried?["state"]?.stringValue == "failed", "\(retried ?? .null)")
-        for name in ["dashboard.png", "page.png", "photo.png", "page-pdf.png", "page-tiff.png"] {
+        for name in ["dashboard.png", "page.png", "photo.png", "page-pdf.png", "page-tiff.png", "page-moved.png"] {
             #expect(FileManager.default.fileExists(atPath: out + "/" + name), "screenshot \(name)")
         }
     }
