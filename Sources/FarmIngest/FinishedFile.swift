@@ -16,6 +16,9 @@ public enum FinishedFile {
         case changed(reason: String)
         /// No page of the document names the file: moved, nothing to follow.
         case unrecorded
+        /// Not moved: the file of that name in the done folder is another document's source, which a move would
+        /// replace (a second file of the same name finished later).
+        case kept(reason: String)
     }
 
     /// Moves `relative` below `root` to the same path below `target` (`WatchFolder.move`) and records the move for
@@ -25,6 +28,12 @@ public enum FinishedFile {
     public static func move(_ relative: [UInt8], from root: RawPath, to target: RawPath, document: DocumentID,
                             store: Store) throws -> Outcome {
         let old = root.appending(relative), new = target.appending(relative)
+        if FileSystem.exists(new.description) {
+            let others = try store.documents(readingFrom: new, except: document)
+            if let other = others.first {
+                return .kept(reason: "\(new) is the file of document \(other.rawValue), which a move would replace")
+            }
+        }
         let recorded = try store.recordedContent(of: document, path: old)
         var outcome = Outcome.unrecorded
         if let recorded {

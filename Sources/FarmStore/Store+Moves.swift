@@ -25,4 +25,10 @@ extension Store {
             return pages
         }
     }
+
+    /// The documents, other than `except`, whose pages are read from the file at `path`.
+    public func documents(readingFrom path: RawPath, except: DocumentID) throws -> [DocumentID] {
+        try connection.cached("SELECT DISTINCT document_id FROM pages WHERE source_path = ? AND document_id != ? ORDER BY 1")
+            .rows([.blob(path.bytes), .integer(except.rawValue)]) { DocumentID($0.int64(0)) }
+    }
 }

@@ -150,12 +150,14 @@ struct WatchCommand: Command {
                         do {
                             // The store follows the file, so the viewer, IIIF and export find it there.
                             switch try FinishedFile.move(relative, from: root, to: target, document: document, store: store) {
-                            case .followed, .unrecorded: break
+                            case .followed, .unrecorded: moved += 1
                             case .changed(let reason):
+                                moved += 1
                                 Console.error("ocrfarm watch: \(shown) changed since it was submitted (\(reason)); moved to "
                                               + "\(target), and the store keeps its old path")
+                            case .kept(let reason):
+                                Console.error("ocrfarm watch: \(shown) left in place: \(reason)")
                             }
-                            moved += 1
                         } catch let error as FileError {
                             Console.error("ocrfarm watch: cannot move \(error.path) to \(target): \(error.reason)")
                         } catch {

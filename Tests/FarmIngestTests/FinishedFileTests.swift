@@ -56,4 +56,18 @@ struct FinishedFileTests {
         let source = try store.source(of: page.id)
         #expect(source?.path == old)
     }
+
+    @Test("a second file of the same name is not moved over the first one's file in the done folder")
+    func sameNameLater() throws {
+        let relative = Array("box/scan.png".utf8)
+        let first = try submitted("scan.png", TestImages.png(width: 16, height: 16, marker: "first"))
+        #expect(try FinishedFile.move(relative, from: root, to: target, document: first, store: store) == .followed(pages: 1))
+        let kept = try FileSystem.read(target.appending(relative).description)
+        let second = try submitted("scan.png", TestImages.png(width: 16, height: 16, marker: "second"))
+        let outcome = try FinishedFile.move(relative, from: root, to: target, document: second, store: store)
+        guard case .kept(let reason) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(reason.contains("document \(first.rawValue)"), "\(reason)")
+        #expect(try FileSystem.read(target.appending(relative).description) == kept, "the first file is intact")
+        #expect(FileSystem.exists(root.appending(relative).description), "the second is left where it is")
+    }
 }
