@@ -288,7 +288,10 @@ struct WorkerCommand: Command {
         let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
         try processor.prepare(languages: configuration.languages, engine: configuration.startEngine)
         let memory = MemoryLimits.current()
-        processor.limits = configuration.limits.fitted(to: memory, cgroupShares: configuration.slots)
+        // The cgroup's room is not divided by the slots: one large page at a time may have it (as the default budget
+        // assumed of a pod). Two at once may still exceed it; the OOM killer then ends the page process holding the
+        // larger, whose page fails as out-of-memory, and the worker goes on.
+        processor.limits = configuration.limits.fitted(to: memory, cgroupShares: 1)
         if processor.limits.pageMemory != configuration.limits.pageMemory {
             Log.info("page memory budget fitted to the memory limits", [
                 "budget_mb": String((processor.limits.pageMemory + 999_999) / 1_000_000), "limits": memory.description])
