@@ -112,7 +112,12 @@ public final class PageProcess {
         let sent = PipeFrames.write(FrameCodec.encode(.job(job)), to: toChild)
         job.bytes = []
         if sent, let frames = receive() {
-            if let message = try? FrameCodec.decode(frames) { return message }
+            // Only this page's outcome is passed on.
+            switch try? FrameCodec.decode(frames) {
+            case .result(let result)? where result.attempt == job.attempt: return .result(result)
+            case .fail(let failure)? where failure.attempt == job.attempt: return .fail(failure)
+            default: break
+            }
             stop()
             return fail(job, PageFailure(stage: "read", code: .internalError, message: "the page process sent an unreadable reply",
                                          retryable: true), since: started)
