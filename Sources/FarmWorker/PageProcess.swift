@@ -115,7 +115,12 @@ public final class PageProcess {
             // Only this page's outcome is passed on.
             switch try? FrameCodec.decode(frames) {
             case .result(let result)? where result.attempt == job.attempt: return .result(result)
-            case .fail(let failure)? where failure.attempt == job.attempt: return .fail(failure)
+            case .fail(let failure)? where failure.attempt == job.attempt:
+                // A process that ran out of memory may keep its heap scattered (jemalloc retains address space): the
+                // next page gets a fresh one. Without this the page's third try on one process failed at once in
+                // decoding under the limit.
+                if failure.failure.code == .outOfMemory { stop() }
+                return .fail(failure)
             default: break
             }
             stop()

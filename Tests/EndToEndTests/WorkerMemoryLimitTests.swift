@@ -77,6 +77,8 @@ struct WorkerMemoryLimitTests {
     func allocationFailure() throws {
         let (farm, worker) = try farm(["/usr/bin/prlimit", "--as=\(Self.addressSpace)", "--"], ["--page-memory", "2048"])
         defer { worker.terminate(); farm.stopAll() }
+        #expect(FarmHarness.wait(seconds: 60) { Self.children(of: worker.pid).count == 2 }, "\(worker.log)")
+        let processes = Set(Self.children(of: worker.pid))
         let pages = try finished(farm, seconds: 180)
         let big = try page(pages, "a-big.png"), small = try page(pages, "b-small.tif")
         #expect(big.state == .failed && big.failureCode == "out-of-memory", "\(big) \(worker.log)")
@@ -85,6 +87,11 @@ struct WorkerMemoryLimitTests {
         #expect(worker.isRunning, "\(worker.log)")
         #expect(worker.log.contains("msg=\"page failed\"") && worker.log.contains("code=out-of-memory"), "\(worker.log)")
         #expect(!farm.logs.contains("worker-lost"), "\(farm.logs)")
+        // The process that ran out of memory was replaced (a fresh heap for the next page); the other one kept.
+        #expect(FarmHarness.wait(seconds: 30) {
+            let now = Set(Self.children(of: worker.pid))
+            return now.count == 2 && now.intersection(processes).count == 1
+        }, "before \(processes), now \(Self.children(of: worker.pid))")
     }
 
     @Test("a page process killed in its page (as the OOM killer does at a cgroup limit) fails that page as out-of-memory; the worker reads the next page in a new one")
