@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import Leptonica
 
 /// Limits that protect a worker from hostile or absurd input.
@@ -10,10 +11,32 @@ public struct DecodeLimits: Sendable, Equatable {
     /// The default page budget, 384 MiB: the Kubernetes worker pod (Deploy/kubernetes/worker.yaml) has 4 slots of
     /// about 90 MB each within a 768 MiB limit, which leaves room for one page of this size at a time.
     public static let defaultPageMemory = 384 << 20
+    /// Whether `fitted(to:cgroupShares:)` may lower `pageMemory` to the room the process's memory limits leave
+    /// (false when the budget was given explicitly).
+    public var budgetFromLimits = false
+    /// Where a budget lowered by `fitted` came from ("RLIMIT_AS 300 MB (131 MB in use)"), for messages.
+    public var budgetSource: String?
+    /// Kept aside from the room under the memory limits for what a page's estimate leaves out: an engine made on
+    /// first use (the OSD engine and its data, about 40 MB), the allocator's slack and the page's own small buffers.
+    public static let memoryReserve = 64 << 20
 
     public init(maxPixels: Int = 100_000_000, pageMemory: Int = DecodeLimits.defaultPageMemory) {
         self.maxPixels = maxPixels
         self.pageMemory = pageMemory
+    }
+
+    /// These limits with the page budget no larger than the room `memory` leaves one page, less `memoryReserve`
+    /// (at least 16 MiB): the address space is the reading process's own, a cgroup's room is shared by
+    /// `cgroupShares` pages read at once. Unchanged when `budgetFromLimits` is false or there is no limit.
+    public func fitted(to memory: MemoryLimits, cgroupShares: Int) -> DecodeLimits {
+        guard budgetFromLimits, let room = memory.room(cgroupShares: cgroupShares) else { return self }
+        var fitted = self
+        let budget = max(16 << 20, room - Self.memoryReserve)
+        if budget < pageMemory {
+            fitted.pageMemory = budget
+            fitted.budgetSource = memory.description
+        }
+        return fitted
     }
 }
 
@@ -104,7 +127,8 @@ public enum Decoder {
             if let estimate, estimate.asDecoded > limits.pageMemory {
                 guard !keepColor, estimate.asGray <= limits.pageMemory else {
                     throw PageFailure(stage: stage, code: .imageTooLarge, message: overBudget(estimate, keepColor: keepColor,
-                                                                                              budget: limits.pageMemory))
+                                                                                              budget: limits.pageMemory)
+                                          + (limits.budgetSource.map { " (set by the memory limits: \($0))" } ?? ""))
                 }
                 image = try Pix.decodedGray(bytes, page: page, maxPixels: limits.maxPixels)
             } else {

@@ -177,8 +177,15 @@ public final class PagePipeline {
 }
 
 extension LeptonicaError {
-    /// This error as a page failure of `stage`.
+    /// This error as a page failure of `stage`: `out-of-memory` (retryable) when an allocation failed (Leptonica
+    /// says "… malloc fail …" or "… calloc fail …" and returns no image; issue 37), else `internal-error`.
     func failure(_ stage: String) -> PageFailure {
-        PageFailure(stage: stage, code: .internalError, message: description)
+        guard kind == .outOfMemory || isAllocationFailure else {
+            return PageFailure(stage: stage, code: .internalError, message: description)
+        }
+        return PageFailure(stage: stage, code: .outOfMemory, message: "out of memory: \(description)", retryable: true)
     }
+
+    /// Whether Leptonica's messages say an allocation failed.
+    var isAllocationFailure: Bool { message.contains("alloc fail") }
 }

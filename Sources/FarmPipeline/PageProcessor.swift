@@ -50,7 +50,8 @@ public enum EngineKind: String, Sendable, CaseIterable {
 /// engine per language set created on first use and kept. Not `Sendable`: one processor per slot thread.
 public final class PageProcessor {
     public let engine: EngineKind
-    public let limits: DecodeLimits
+    /// Settable so a page process can fit the budget to its memory limits once its engine is loaded.
+    public var limits: DecodeLimits
     /// When set, every page runs these stages whatever its options say (tests, `--raw`).
     public let pipelineOverride: PipelineOptions?
     /// With the `none` engine, whether pages are still decoded and corrected (true for `ocr`, to measure the

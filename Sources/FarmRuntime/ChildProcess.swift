@@ -13,7 +13,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` with `arguments` (argv[0] is added). `environment` entries are added to this
     /// process's environment. Standard input is /dev/null; output goes where ours goes unless `outputPath` is set.
     public init(executable: String, arguments: [String], environment: [String: String] = [:],
-                outputPath: String? = nil) throws(FileError)
+                outputPath: String? = nil, descriptors: [(parent: Int32, child: Int32)] = []) throws(FileError)
     {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -23,6 +23,8 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // Given to the child under these numbers, after its output; each `parent` must differ from every `child`.
+        for (parent, child) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -45,6 +45,8 @@ struct Slot {
     let jobs: BlockingQueue<SlotJob>
     let tracker: JobTracker
     let time: any TimeSource
+    /// The process this slot's pages are read in; nil: read in this thread.
+    let pageProcess: PageProcess?
     /// Called with each job before its page is read (tests use it to make a page crash its worker); nil in production.
     let beforePage: (@Sendable (Job) -> Void)?
 
@@ -64,32 +66,11 @@ struct Slot {
             guard tracker.start(job.attempt, slot: index, now: now, deadline: deadline,
                                 limit: job.options.timeoutMilliseconds) else { continue }
             beforePage?(job)
-            let message: FarmProtocol.Message
             let started = Clock.monotonicMilliseconds
-            do throws(PageFailure) {
-                let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
-                // The encoded page is needed only until it is decoded; the processor holds the last reference.
-                job.bytes = []
-                // The renderings the store keeps (the processor renders none for the null engine: nothing was read).
-                let page = try processor.process(source, options: job.options, outputs: job.options.outputs,
-                                                 sourceName: job.source)
-                let result = page.result
-                // The whole reading goes with the result as the page's model (render on demand, issue 19): the store
-                // keeps it once, and renders hOCR, ALTO, PAGE and JSON from it; the structure is its page-level part.
-                let model = PageModel(result: result, context: RenderContext(
-                    source: job.source, page: job.index + 1, languages: job.options.languages, created: Clock.now,
-                    creator: PageProcessor.documentCreator(of: result).version))
-                message = .result(ResultMessage(
-                    attempt: job.attempt, engine: result.engine ?? processor.engineName, meanConfidence: result.meanConfidence,
-                    width: result.width, height: result.height, timings: result.timings,
-                    text: Array(result.text.utf8), structure: result.summaryJSON.bytes,
-                    artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) } + [("model", model.json.bytes)]))
-                if Log.level == .debug { Log.write(.debug, "page read", fields: Self.fields(job, since: started)) }
-            } catch {
-                message = .fail(FailMessage(attempt: job.attempt, failure: error))
-                Log.write(.info, "page failed", fields: Self.fields(job, since: started)
-                          + [("code", error.code.rawValue), ("stage", error.stage), ("error", error.message)])
-            }
+            // In a page process of its own when the worker has one (`PageProcess`): a library that runs out of
+            // memory and aborts ends that process, not the worker.
+            let message: FarmProtocol.Message
+            if let pageProcess { message = pageProcess.read(&job) } else { message = Self.read(&job, processor: processor) }
             guard tracker.settle(job.attempt) else {
                 // Too late: the timeout was reported and a new slot took this one's place.
                 Log.write(.info, "page finished in a slot given up; outcome discarded", fields: Self.fields(job, since: started))
@@ -97,10 +78,43 @@ struct Slot {
                 return .givenUp
             }
             _ = try? socket.send(SlotOutcome.frames(job.attempt, message))
+            pageProcess?.restartIfEnded()
             // The page's buffers go back to the system between pages, not while the engine churns through them.
             if processor.engine != .none { Allocator.releaseThreadMemory() }
         }
         return .closed
+    }
+
+    /// Reads the job's page with `processor`: the RESULT or FAIL for it. The page's bytes are let go as soon as the
+    /// processor has them.
+    static func read(_ job: inout Job, processor: PageProcessor) -> FarmProtocol.Message {
+        let message: FarmProtocol.Message
+        let started = Clock.monotonicMilliseconds
+        do throws(PageFailure) {
+            let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
+            // The encoded page is needed only until it is decoded; the processor holds the last reference.
+            job.bytes = []
+            // The renderings the store keeps (the processor renders none for the null engine: nothing was read).
+            let page = try processor.process(source, options: job.options, outputs: job.options.outputs,
+                                             sourceName: job.source)
+            let result = page.result
+            // The whole reading goes with the result as the page's model (render on demand, issue 19): the store
+            // keeps it once, and renders hOCR, ALTO, PAGE and JSON from it; the structure is its page-level part.
+            let model = PageModel(result: result, context: RenderContext(
+                source: job.source, page: job.index + 1, languages: job.options.languages, created: Clock.now,
+                creator: PageProcessor.documentCreator(of: result).version))
+            message = .result(ResultMessage(
+                attempt: job.attempt, engine: result.engine ?? processor.engineName, meanConfidence: result.meanConfidence,
+                width: result.width, height: result.height, timings: result.timings,
+                text: Array(result.text.utf8), structure: result.summaryJSON.bytes,
+                artifacts: page.renderings.map { ($0.format.rawValue, $0.bytes) } + [("model", model.json.bytes)]))
+            if Log.level == .debug { Log.write(.debug, "page read", fields: fields(job, since: started)) }
+        } catch {
+            message = .fail(FailMessage(attempt: job.attempt, failure: error))
+            Log.write(.info, "page failed", fields: fields(job, since: started)
+                      + [("code", error.code.rawValue), ("stage", error.stage), ("error", error.message)])
+        }
+        return message
     }
 
     /// A page event's fields (the worker's id comes from the log's context).

@@ -40,6 +40,10 @@ public struct WorkerConfiguration: Sendable {
     /// start a fresh process. Default: the number of slots, at least 2 (a worker's memory at most doubles, or
     /// triples for one slot).
     public var maxStuckSlots: Int
+    /// Where each slot reads its pages: in a process of its own started so (`PageProcess`: a library that runs out
+    /// of memory ends that process and fails its page as `out-of-memory`, not the worker), or in the slot's thread
+    /// (nil).
+    public var pageProcess: PageProcessLaunch?
     /// Leave (as on SIGTERM, exit status 0) once no page has been in hand for this many seconds: a batch job
     /// (a Slurm array task) ends when the queue is empty. nil: serve until stopped.
     public var exitWhenIdleSeconds: Double?
@@ -194,18 +198,24 @@ public final class Worker {
                 // With --engine none the worker measures the farm itself: no decoding either.
                 processor.decodesWithoutEngine = false
                 let socket: Socket
+                // With page processes the engines load there, not in this process.
+                let pageProcess = configuration.engine == .none ? nil : configuration.pageProcess.map(PageProcess.init(launch:))
                 do {
                     socket = try Socket(context, type: .push)
                     try socket.set(.linger, 1000)
                     try socket.connect(endpoint)
-                    try processor.prepare(languages: configuration.languages, engine: configuration.startEngine)
+                    if let pageProcess {
+                        try pageProcess.start()
+                    } else {
+                        try processor.prepare(languages: configuration.languages, engine: configuration.startEngine)
+                    }
                 } catch {
                     ready("slot \(index): \(error)")
                     return
                 }
                 ready(nil)
                 end = Slot(index: index, processor: processor, socket: socket, jobs: jobs, tracker: tracker, time: time,
-                           beforePage: configuration.beforePage).run()
+                           pageProcess: pageProcess, beforePage: configuration.beforePage).run()
             }
             if end == .givenUp { tracker.givenUpSlotEnded() }
         }

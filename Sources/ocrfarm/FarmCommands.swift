@@ -201,6 +201,8 @@ struct WorkerCommand: Command {
         OptionSpec("--max-stuck", value: "N", "Slots stuck past a page's time limit before the worker exits with 75 (default: --slots, at least 2)."),
     ] + CurveClientOptions.specs(secretHelp: "Encrypt with CURVE using this worker's secret key (mode 0600).") + [
         OptionSpec("--parent", value: "PID", hidden: true, "Exit when this process is no longer the parent."),
+        OptionSpec("--page-reader", hidden: true, "Read the pages of one slot of a worker (PageProcess), on descriptors 3 and 4."),
+        OptionSpec("--worker-id", value: "ID", hidden: true, "The worker this page process reads for, in its log lines."),
     ] + LogOptions.specs
     static let discussion = """
     Pages arrive with their bytes, so workers need no shared disk. If the coordinator goes silent, the worker
@@ -227,10 +229,18 @@ struct WorkerCommand: Command {
     Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone, or it was idle for --exit-when-idle);
     64 bad usage; 69 the engine or a language cannot be loaded, or the coordinator's address is bad; 75 too many
     slots stuck past the page timeout (start it again); 78 a bad key file.
+
+    Each slot reads its pages in a process of its own, started with the worker and again after a page ended it: a
+    page whose decoding or recognition runs out of memory (a library's failed allocation, or the kernel's OOM killer
+    at a cgroup limit) fails as `out-of-memory`, logged, and the worker and its other pages go on. The page memory
+    budget (--page-memory) is fitted to the memory limits the page process finds (RLIMIT_AS, the cgroup's
+    memory.max) unless --page-memory is given, so a page too large for them is refused before it is decoded.
     """
 
     let configuration: WorkerConfiguration
     let curve: CurveClientOptions
+    /// Set in the process a worker starts for one slot's pages (`--page-reader`).
+    let pageReader: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "worker takes no arguments") }
@@ -239,7 +249,7 @@ struct WorkerCommand: Command {
         let startEngine = try CorrectionOptions.engine(arguments, allowingNone: true)
         let engine = CorrectionOptions.slotEngine(arguments)
         let languages = (arguments.string("--lang") ?? "eng").split(separator: "+").map(String.init)
-        configuration = WorkerConfiguration(
+        var configuration = WorkerConfiguration(
             connect: arguments.string("--connect") ?? "tcp://127.0.0.1:5555",
             slots: try arguments.int("--slots", range: 1...256) ?? NativeThread.processorCount,
             prefetch: try arguments.int("--prefetch", range: 0...1000) ?? 1,
@@ -252,8 +262,41 @@ struct WorkerCommand: Command {
             limits: try DecodeLimitOptions.limits(arguments),
             maxStuckSlots: try arguments.int("--max-stuck", range: 1...1024),
             exitWhenIdleSeconds: try arguments.double("--exit-when-idle", range: 0.1...31_536_000))
+        pageReader = arguments.flag("--page-reader")
+        if pageReader, let id = arguments.string("--worker-id") { configuration.id = WorkerID(id) }
+        if !pageReader && engine != .none {
+            configuration.pageProcess = PageProcessLaunch(
+                executable: Self.executable,
+                arguments: Array(CommandLine.arguments.dropFirst()) + ["--page-reader", "--worker-id", configuration.id.rawValue])
+        }
         // Every line this worker logs names it, so logs of many workers can be merged and still be told apart.
         Log.configure(context: ["worker": configuration.id.rawValue])
+        self.configuration = configuration
+    }
+
+    /// This program's path (`/proc/self/exe`), for the page processes.
+    static var executable: String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The page process of one slot: loads the engine, fits the page budget to the memory limits it finds, then
+    /// reads the pages the worker hands it until the worker closes the pipe.
+    func readPages() throws -> ExitStatus {
+        let processor = PageProcessor(engine: configuration.engine, limits: configuration.limits)
+        try processor.prepare(languages: configuration.languages, engine: configuration.startEngine)
+        let memory = MemoryLimits.current()
+        // The cgroup's room is not divided by the slots: one large page at a time may have it (as the default budget
+        // assumed of a pod). Two at once may still exceed it; the OOM killer then ends the page process holding the
+        // larger, whose page fails as out-of-memory, and the worker goes on.
+        processor.limits = configuration.limits.fitted(to: memory, cgroupShares: 1)
+        if processor.limits.pageMemory != configuration.limits.pageMemory {
+            Log.info("page memory budget fitted to the memory limits", [
+                "budget_mb": String((processor.limits.pageMemory + 999_999) / 1_000_000), "limits": memory.description])
+        }
+        return PageReader.serve(processor: processor)
     }
 
     /// The end-to-end tests' poison and stuck pages. With OCRFARM_TEST_CRASH_ON set, a page whose source contains
@@ -274,6 +317,8 @@ struct WorkerCommand: Command {
     static let stallSeconds = 20
 
     func run() throws -> ExitStatus {
+        if pageReader { return try readPages() }
+        if pageReader { return try readPages() }
         Shutdown.install()
         var configuration = configuration
         configuration.curve = try curve.keys()

@@ -142,9 +142,12 @@ enum DecodeLimitOptions {
          try arguments.int("--page-memory", range: 16...1_048_576).map { $0 << 20 } ?? DecodeLimits.defaultPageMemory)
     }
 
+    /// The limits; a worker's budget is fitted to its memory limits unless `--page-memory` was given.
     static func limits(_ arguments: ParsedArguments) throws(UsageError) -> DecodeLimits {
         let (maxPixels, pageMemory) = try parse(arguments)
-        return DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
+        var limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
+        limits.budgetFromLimits = arguments.string("--page-memory") == nil
+        return limits
     }
 
     /// The options as given, for a worker started by `run`.
