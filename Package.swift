@@ -27,7 +27,9 @@ let package = Package(
         .target(name: "Leptonica", dependencies: ["CLeptonica"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "Leptonica"]),
         .target(name: "QPDF", dependencies: ["CQPDF"]),
-        .target(name: "Allocator", dependencies: ["CJemalloc"]),
+        .target(name: "Allocator", dependencies: ["CJemalloc", "AllocatorSettings"]),
+        // jemalloc's start-up options (its `malloc_conf`), in C: a definition of a C global by that name.
+        .target(name: "AllocatorSettings"),
         .target(name: "ICU", dependencies: ["CICU"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),

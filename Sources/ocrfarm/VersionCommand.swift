@@ -42,7 +42,7 @@ struct VersionCommand: Command {
             text += "languages \(TesseractInfo.installedLanguages.joined(separator: " "))\n"
             text += "osd \(TesseractInfo.hasOrientationData ? "installed" : "missing")\n"
             text += "openmp thread limit \(OpenMP.threadLimit.map(String.init) ?? "unknown")\n"
-            text += "allocator \(Allocator.name)\n"
+            text += "allocator \(Allocator.name)\(Allocator.oversizeThreshold.map { " (oversize_threshold \($0))" } ?? "")\n"
             text += "cores \(NativeThread.processorCount)\n"
         }
         Console.out(text)

@@ -41,6 +41,29 @@ struct NeuralGeometryTests {
         return best
     }
 
+    @Test("the detector's input: the reference's sizing, shrunk only where large print would be over 14 px in it")
+    func inputSize() {
+        let sizing = TextDetector.Sizing()
+        // A narrow receipt (463 × 1013) is enlarged to a short side of 736 by the reference's sizing.
+        let reference = sizing.plan(width: 463, height: 1013)
+        #expect(reference.inputWidth == 736 && reference.inputHeight == 1600)
+        #expect(sizing.plan(width: 463, height: 1013, xHeight: nil) == reference)
+        // Body text 8 px on the page is 12.7 px in that input: kept.
+        #expect(sizing.plan(width: 463, height: 1013, xHeight: 8) == reference)
+        // A table crop's 6 px print enlarged to 26 px: small print is never shrunk.
+        #expect(sizing.plan(width: 200, height: 120, xHeight: 6) == sizing.plan(width: 200, height: 120))
+        // Body text 12 px is 19 px there: the input shrinks to bring it to 14 px, in multiples of 32, while the
+        // page's own geometry (what the map's points are scaled back by) stays.
+        let shrunk = sizing.plan(width: 463, height: 1013, xHeight: 12)
+        #expect(shrunk.inputWidth == 544 && shrunk.inputHeight == 1184, "\(shrunk)")
+        #expect(shrunk.resizedWidth == reference.resizedWidth && shrunk.scaleX == reference.scaleX)
+        // A paper page's 12 px body, 11 px after the reference's shrink to a long side of 2000: kept.
+        #expect(sizing.plan(width: 1700, height: 2200, xHeight: 12) == sizing.plan(width: 1700, height: 2200))
+        // Large print is never shrunk below 32 px a side.
+        let poster = sizing.plan(width: 300, height: 60, xHeight: 50)
+        #expect(poster.inputWidth >= 32 && poster.inputHeight >= 32)
+    }
+
     @Test("the smallest rectangle of a rotated rectangle's pixels has its angle and size",
           arguments: [0.0, 7.5, 30, 45, 63, 90, 121, 170])
     func minimumAreaOfRotatedRectangle(degrees: Double) throws {

@@ -81,7 +81,10 @@ public final class NeuralRecognizer: PageRecognizer {
             lap = Clock.monotonicNanoseconds
         }
         var regions: [TextRegion]
-        do { regions = try detector.regions(of: image) } catch {
+        // The body text's size sets the detector's input size (large print is found on a smaller input).
+        let textSize = (try? TextSize.estimate(page.image)) ?? nil
+        let plan = detector.inputPlan(width: width, height: height, xHeight: textSize?.xHeight)
+        do { regions = try detector.regions(of: image, plan: plan) } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
         }
         if let fraction = options.minTextHeight {
@@ -153,6 +156,8 @@ public final class NeuralRecognizer: PageRecognizer {
         result.findings = .object([("recognize", .object([
             ("engine", JSON(engineName)), ("regions", JSON(regions.count)), ("lines", JSON(lines.count)),
             ("turned", JSON(turnedCount)), ("doubted", JSON(doubted.count)),
+            ("x_height", textSize.map { .rounded($0.xHeight, places: 1) } ?? .null),
+            ("detector_input", .array([JSON(plan.inputWidth), JSON(plan.inputHeight)])),
         ] + spent))])
         result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
         result.engine = engineName
