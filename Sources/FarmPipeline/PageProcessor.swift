@@ -174,12 +174,21 @@ public final class PageProcessor {
             let renderStart = Clock.monotonicNanoseconds
             // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
             // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
+            // The recognized page's pixels per pixel of the file (the scale stage enlarges small print).
+            let scale = 1 / PDFRendering.scale(of: context.toOriginal, width: image.width, height: image.height)
             let resolution = PageResolution.choose(width: image.width, height: image.height, declared: corrected.declaredResolution,
                                                    lineHeights: result.lines.map(\.box.height),
-                                                   option: options.imageDPI.map { _ in corrected.declaredResolution })
+                                                   option: options.imageDPI.map { _ in corrected.declaredResolution },
+                                                   scale: scale)
             if resolution.source != .file {
-                context.record("resolution", .object([("dpi", .rounded(resolution.dpi, places: 1)),
-                                                      ("source", JSON(resolution.source.rawValue))]))
+                // In the file's pixels, as a scanner's setting is given, with the page's size it makes.
+                var finding: [(String, JSON)] = [("dpi", .rounded(resolution.dpi / scale, places: 1)),
+                                                 ("source", JSON(resolution.source.rawValue)),
+                                                 ("page_cm", .array([.rounded(Double(image.width) / resolution.dpi * 2.54, places: 1),
+                                                                     .rounded(Double(image.height) / resolution.dpi * 2.54, places: 1)]))]
+                if let why = resolution.why { finding.append(("why", JSON(why))) }
+                if let bound = resolution.bound { finding.append(("bound", JSON(bound))) }
+                context.record("resolution", .object(finding))
             }
             let picture = try pdfPicture(file: file, index: pageNumber - 1, exifOrientation: exifOrientation, image: image,
                                          context: context, options: options, resolution: resolution.dpi,
