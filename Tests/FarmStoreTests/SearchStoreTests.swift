@@ -47,6 +47,8 @@ struct SearchStoreTests {
         #expect(try search(store, "\"fox brown\"").total == 0)
         #expect(try search(store, "digit*").hits.map(\.page) == [ids[1]])
         #expect(try search(store, "fox NOT lazy").hits.map(\.page) == [ids[1]])
+        // Written as search engines take it (issue 36: 'fox -dog' found the page with dog).
+        #expect(try search(store, "fox -dog").hits.map(\.page) == [ids[1]])
         #expect(try search(store, "lazy OR clock").total == 2)
         #expect(try search(store, "(lazy OR clock) digits").hits.map(\.page) == [ids[1]])
         // Any run of Chinese characters, across the dictionary's word boundaries.
