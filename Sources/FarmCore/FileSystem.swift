@@ -289,6 +289,14 @@ public enum FileSystem {
         return String(trimmed[..<slash])
     }
 
+    /// `name` in the folder `folder`, with one slash between them whatever `folder` ends with ("out/" and
+    /// "out" + "quality.csv" → "out/quality.csv", "/" + "x" → "/x"): paths people see are printed as typed.
+    public static func joined(_ folder: String, _ name: String) -> String {
+        var trimmed = Substring(folder)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return trimmed == "/" ? "/" + name : trimmed + "/" + name
+    }
+
     /// The last component of a path ("a/b/c.png" → "c.png").
     public static func baseName(_ path: String) -> String {
         var trimmed = Substring(path)
