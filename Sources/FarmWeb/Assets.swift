@@ -10,6 +10,7 @@ enum Assets {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ocrfarm</title>
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/app.css">
 <script src="/ui/app.js" defer></script>
 </head>
@@ -519,8 +520,19 @@ document.addEventListener("DOMContentLoaded", () => {
 """##
 
     /// The file served for a /ui/ name, with its type; nil for any other name (nothing here maps to a file).
+    /// The tab's icon: a page with lines of text on the header's colour (an SVG, so one file serves every size).
+    static let faviconSVG = """
+<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="6" fill="#1d2330"/>
+<path d="M9 5h10l5 5v17H9z" fill="#fff"/>
+<path d="M12 13h9M12 17h9M12 21h6" stroke="#1d2330" stroke-width="2"/>
+</svg>
+
+"""
+
     static func file(_ name: String) -> (body: String, type: String)? {
         switch name {
+        case "favicon.svg": (faviconSVG, "image/svg+xml")
         case "app.js": (javascript, "text/javascript; charset=utf-8")
         case "app.css": (css, "text/css; charset=utf-8")
         case "index.html": (indexHTML, "text/html; charset=utf-8")
