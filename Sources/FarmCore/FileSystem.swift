@@ -65,6 +65,16 @@ public enum FileSystem {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// True when `path` names a terminal (/dev/tty, /dev/stdout on a terminal, /dev/pts/N): opened without
+    /// blocking and without becoming the process's controlling terminal, asked, closed.
+    public static func isTerminal(_ path: String) -> Bool {
+        guard (try? status(path))?.kind == .other else { return false }
+        let fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return isatty(fd) == 1
+    }
+
     /// This process may write the file at `path` (by its permissions; root may write any file).
     public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
