@@ -46,6 +46,9 @@ public struct SearchQuery: Equatable, Sendable {
     /// The FTS5 MATCH expression: every term quoted, every operator explicit and parenthesized.
     public var match: String { Self.render(expression) }
 
+    /// The expression for the name index, whose Greek accents are folded (`SearchText.nameIndexed`).
+    public var nameMatch: String { Self.render(expression, folding: true) }
+
     /// The words and phrases of the query, as typed.
     public var terms: [String] { Self.terms(of: expression) }
 
@@ -88,10 +91,12 @@ public struct SearchQuery: Equatable, Sendable {
 
     // MARK: Rendering
 
-    static func render(_ expression: Expression) -> String {
+    static func render(_ expression: Expression, folding: Bool = false) -> String {
+        func render(_ part: Expression) -> String { Self.render(part, folding: folding) }
         switch expression {
         case .text(let text, _, let prefix):
-            let quoted = "\"" + SearchText.indexed(text).split(separator: "\"", omittingEmptySubsequences: false)
+            let indexed = folding ? SearchText.nameIndexed(text) : SearchText.indexed(text)
+            let quoted = "\"" + indexed.split(separator: "\"", omittingEmptySubsequences: false)
                 .joined(separator: "\"\"") + "\""
             return prefix ? quoted + "*" : quoted
         case .and(let parts): return "(" + parts.map(render).joined(separator: " AND ") + ")"

@@ -82,6 +82,14 @@ struct SearchQueryTests {
         #expect(reason("fox -)")?.contains("- needs a word after it") == true, "\(reason("fox -)") ?? "accepted")")
     }
 
+    @Test("the name expression folds Greek accents; the page expression keeps them")
+    func greekFolding() throws {
+        #expect(try SearchQuery("Αθήνα").nameMatch == "\"Αθηνα\"")
+        #expect(try SearchQuery("Αθήνα").match == "\"Αθήνα\"")
+        #expect(SearchText.folded("Ἀθῆναι ᾠδή ΐ Ϋ") == "Αθηναι ωδη ι Υ")
+        #expect(SearchText.folded("Müller 君子") == "Müller 君子", "only Greek")
+    }
+
     @Test("Chinese runs become phrases of single characters, in words, phrases and prefixes")
     func chinese() throws {
         let z = "\u{200B}"
