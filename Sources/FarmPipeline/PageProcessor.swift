@@ -125,7 +125,7 @@ public final class PageProcessor {
         if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine != .none {
             if let existing = try PDFRasterizer.existingText(bytes, page: index) {
                 return try Self.keptPage(bytes, index: index, existing: existing, outputs: outputs, sourceName: sourceName,
-                                         languages: options.languages, start: start)
+                                         languages: options.languages, analyzer: analyzer, start: start)
             }
         }
         // A PDF's page keeps its own content: its PDF rendering is the page with the text laid over it.
@@ -294,9 +294,12 @@ public final class PageProcessor {
     /// A PDF page kept as it is, with the text it has (`--pdf-text skip`): not rendered, not read. Its size is in
     /// points (72 per inch), and its PDF rendering is the page itself.
     private static func keptPage(_ pdf: [UInt8], index: Int, existing: PageResult, outputs: [OutputFormat], sourceName: String,
-                                 languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
+                                 languages: [String], analyzer: PageAnalyzer?, start: UInt64) throws(PageFailure) -> RecognizedPage
     {
         var result = existing
+        // Its language and keywords, as a read page's (issue 36: born-digital documents had none); its text is the
+        // file's own, so no word is doubted for its confidence.
+        if let analyzer { (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages) }
         let words = result.lines.reduce(0) { $0 + $1.words.count }
         var findings: [(String, JSON)] = [("pdf_text", .object([("kept", true), ("characters", JSON(result.text.count)),
                                                                 ("words", JSON(words))]))]
