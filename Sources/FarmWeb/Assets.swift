@@ -229,15 +229,25 @@ async function refresh() {
 
   const workers = $("workers");
   clear(workers);
+  // As `ocrfarm status` shows them: workers gone for more than 10 minutes are one line (a farm that restarts its
+  // workers would list hundreds), and each worker is its host and process, several being on one host.
+  const longGone = status.workers.filter((w) => w.state === "gone" && w.seconds_since_seen > 600);
+  const listed = status.workers.filter((w) => !longGone.includes(w));
   if (status.workers.length === 0) workers.append(el("p", { class: "muted", text: "No workers have registered." }));
-  else {
-    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Host", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
-    for (const w of status.workers) {
-      table.append(el("tr", {}, el("td", { text: w.host }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
+  if (listed.length > 0) {
+    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Worker", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
+    for (const w of listed) {
+      table.append(el("tr", {}, el("td", { text: w.host + " pid " + w.pid, title: w.id }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
         el("td", { text: String(w.pages_done) }), el("td", { text: String(w.pages_failed) }),
         el("td", { text: duration(w.seconds_since_seen) + " ago" }), el("td", { class: "state-" + w.state, text: w.state })));
     }
     workers.append(table);
+  }
+  if (longGone.length > 0) {
+    const done = longGone.reduce((sum, w) => sum + w.pages_done, 0);
+    const latest = Math.min(...longGone.map((w) => w.seconds_since_seen));
+    workers.append(el("p", { class: "muted", id: "workers-gone", text: longGone.length + " gone more than 10 min ago (" + done +
+      " pages done between them; the last heard " + duration(latest) + " ago)" }));
   }
 
   const failures = $("failures");
