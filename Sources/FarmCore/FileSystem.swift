@@ -65,6 +65,16 @@ public enum FileSystem {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// True when `path` names a terminal (/dev/tty, /dev/stdout on a terminal, /dev/pts/N): opened without
+    /// blocking and without becoming the process's controlling terminal, asked, closed.
+    public static func isTerminal(_ path: String) -> Bool {
+        guard (try? status(path))?.kind == .other else { return false }
+        let fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return isatty(fd) == 1
+    }
+
     /// This process may write the file at `path` (by its permissions; root may write any file).
     public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
@@ -287,6 +297,14 @@ public enum FileSystem {
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
         if slash == trimmed.startIndex { return "/" }
         return String(trimmed[..<slash])
+    }
+
+    /// `name` in the folder `folder`, with one slash between them whatever `folder` ends with ("out/" and
+    /// "out" + "quality.csv" → "out/quality.csv", "/" + "x" → "/x"): paths people see are printed as typed.
+    public static func joined(_ folder: String, _ name: String) -> String {
+        var trimmed = Substring(folder)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return trimmed == "/" ? "/" + name : trimmed + "/" + name
     }
 
     /// The last component of a path ("a/b/c.png" → "c.png").

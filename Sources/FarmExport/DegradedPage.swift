@@ -52,14 +52,16 @@ struct DegradedPage {
         } else {
             why = "the store has no source for this page"
         }
+        // The page goes into an archive others read: the file by its name, not the host's folders, and the reasons
+        // without the decoder library's own messages (issue 36).
         let lines = [
             "ocrfarm: page \(page.number) of \(documentName) could not be read.",
             "",
-            "Page \(page.number) failed for good: \(failure)",
+            "Page \(page.number) failed for good: \(archival(failure, source: source?.path))",
             "",
-            "Its image is not shown either: \(why)",
+            "Its image is not shown either: \(archival(why, source: source?.path))",
             "",
-            "Source: \(source.map { "\($0.path)" + ($0.kind == .invalid ? "" : ", page \($0.index + 1) of the file") } ?? "unknown")",
+            "Source: \(source.map { FileSystem.baseName($0.path.description) + ($0.kind == .invalid ? "" : ", page \($0.index + 1) of the file") } ?? "unknown")",
         ] + (source?.kind == .invalid ? [] : ["Retry it with: ocrfarm requeue --failed --page \(page.id.rawValue)"])
         let font = type == .pdfa2b ? placeholderFont : nil
         return DegradedPage(pdf: SearchablePDF.placeholder(lines, title: title, font: font, archive: archive) { try? Zlib.compress($0) },
@@ -67,6 +69,15 @@ struct DegradedPage {
     }
 
     struct Reason: Error { let message: String }
+
+    /// `message` as the placeholder prints it: the source's path as its file name, and Leptonica's own messages,
+    /// which the reason carries in parentheses ("(pixReadStreamJpeg: read error at scanline 574; nwarn = 2; …)"),
+    /// left out.
+    static func archival(_ message: String, source: RawPath?) -> String {
+        var text = message
+        if let path = source?.description, path.contains("/") { text = text.replacing(path, with: FileSystem.baseName(path)) }
+        return text.replacing(#/ \([^()]*\bpix[A-Za-z]+:[^()]*\)/#, with: "")
+    }
 
     /// The source page as a PDF page without text, or why it cannot be.
     /// The font of the placeholder's text, read once (nil when fonts-dejavu-core is not installed).

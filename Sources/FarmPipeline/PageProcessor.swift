@@ -126,7 +126,7 @@ public final class PageProcessor {
         if case .pdf(let bytes, let index) = source, options.pdfText == .skip, engine != .none {
             if let existing = try PDFRasterizer.existingText(bytes, page: index) {
                 return try Self.keptPage(bytes, index: index, existing: existing, outputs: outputs, sourceName: sourceName,
-                                         languages: options.languages, start: start)
+                                         languages: options.languages, analyzer: analyzer, start: start)
             }
         }
         // A PDF's page keeps its own content: its PDF rendering is the page with the text laid over it.
@@ -175,12 +175,21 @@ public final class PageProcessor {
             let renderStart = Clock.monotonicNanoseconds
             // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
             // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
+            // The recognized page's pixels per pixel of the file (the scale stage enlarges small print).
+            let scale = 1 / PDFRendering.scale(of: context.toOriginal, width: image.width, height: image.height)
             let resolution = PageResolution.choose(width: image.width, height: image.height, declared: corrected.declaredResolution,
                                                    lineHeights: result.lines.map(\.box.height),
-                                                   option: options.imageDPI.map { _ in corrected.declaredResolution })
+                                                   option: options.imageDPI.map { _ in corrected.declaredResolution },
+                                                   scale: scale)
             if resolution.source != .file {
-                context.record("resolution", .object([("dpi", .rounded(resolution.dpi, places: 1)),
-                                                      ("source", JSON(resolution.source.rawValue))]))
+                // In the file's pixels, as a scanner's setting is given, with the page's size it makes.
+                var finding: [(String, JSON)] = [("dpi", .rounded(resolution.dpi / scale, places: 1)),
+                                                 ("source", JSON(resolution.source.rawValue)),
+                                                 ("page_cm", .array([.rounded(Double(image.width) / resolution.dpi * 2.54, places: 1),
+                                                                     .rounded(Double(image.height) / resolution.dpi * 2.54, places: 1)]))]
+                if let why = resolution.why { finding.append(("why", JSON(why))) }
+                if let bound = resolution.bound { finding.append(("bound", JSON(bound))) }
+                context.record("resolution", .object(finding))
             }
             let picture = try pdfPicture(file: file, index: pageNumber - 1, exifOrientation: exifOrientation, image: image,
                                          context: context, options: options, resolution: resolution.dpi,
@@ -286,9 +295,12 @@ public final class PageProcessor {
     /// A PDF page kept as it is, with the text it has (`--pdf-text skip`): not rendered, not read. Its size is in
     /// points (72 per inch), and its PDF rendering is the page itself.
     private static func keptPage(_ pdf: [UInt8], index: Int, existing: PageResult, outputs: [OutputFormat], sourceName: String,
-                                 languages: [String], start: UInt64) throws(PageFailure) -> RecognizedPage
+                                 languages: [String], analyzer: PageAnalyzer?, start: UInt64) throws(PageFailure) -> RecognizedPage
     {
         var result = existing
+        // Its language and keywords, as a read page's (issue 36: born-digital documents had none); its text is the
+        // file's own, so no word is doubted for its confidence.
+        if let analyzer { (result.language, result.keywords) = analyzer.analyze(result.text, languages: languages) }
         let words = result.lines.reduce(0) { $0 + $1.words.count }
         var findings: [(String, JSON)] = [("pdf_text", .object([("kept", true), ("characters", JSON(result.text.count)),
                                                                 ("words", JSON(words))]))]

@@ -11,7 +11,9 @@ import Glibc
 /// says more than that: its shape matches a paper size (A-series, Letter, Legal), and its text has a size (body
 /// text lines are about 0.14 inch from ascender to descender, 10 to 12 point type). Where the shape matches a
 /// paper, the paper whose resolution the text size agrees with best is taken, so the PDF page is exactly A4 or
-/// Letter; else the text size alone, rounded to a scanner's usual setting; with neither, 300.
+/// Letter; else the text size alone, rounded to a scanner's usual setting, when the page it makes lies between a
+/// business card and A0; with neither, 300 dpi of the file, kept between those bounds (issue 36: four Fraktur
+/// lines the engine merged into taller ones made a 1381 × 368 scan a 3.1 × 0.8 cm page).
 public enum PageResolution {
     /// Paper sizes in inches, portrait (width, height).
     static let papers: [(name: String, width: Double, height: Double)] = [
@@ -27,19 +29,45 @@ public enum PageResolution {
     static let longestPaper = 24.0
     public static let fallback = 300
 
+    /// A guessed page's long side is at least a business card's (85 mm) ...
+    static let smallestLongSide = 85 / 25.4
+    /// ... and the page fits on A0 (841 × 1189 mm).
+    static let largest = (short: 841 / 25.4, long: 1189 / 25.4)
+
     /// How the resolution was chosen, for the page's findings.
     public enum Source: String, Sendable { case option, file, paper, text, fallback }
 
+    /// A chosen resolution: pixels per inch of the image measured, how it was found, and for a fallback why the
+    /// page's own evidence was not taken and whether the page size bounds moved it off 300.
+    public struct Choice: Sendable, Equatable {
+        public let dpi: Double
+        public let source: Source
+        /// Why the evidence was weak (a fallback only).
+        public var why: String?
+        /// "business card" or "A0" when 300 dpi would have made a page outside them and the bound was taken.
+        public var bound: String?
+
+        public init(dpi: Double, source: Source, why: String? = nil, bound: String? = nil) {
+            (self.dpi, self.source, self.why, self.bound) = (dpi, source, why, bound)
+        }
+    }
+
     /// The resolution (pixels per inch of an image `width` × `height`) and how it was found. `declared`: the
-    /// file's (0 when none); `lineHeights`: heights in pixels of the page's text lines, in the same image.
-    public static func choose(width: Int, height: Int, declared: Int, lineHeights: [Int], option: Int? = nil)
-        -> (dpi: Double, source: Source)
+    /// file's (0 when none); `lineHeights`: heights in pixels of the page's text lines, in the same image;
+    /// `scale`: the image's pixels per pixel of the file (the stages enlarge or reduce a page), so a fallback is
+    /// 300 dpi of the file, not of the enlarged page.
+    ///
+    /// A guess (paper, text, fallback) makes a page between a business card and A0: text that implies a page
+    /// outside them is weak evidence (a few lines, or lines the engine merged), and weak evidence gives 300 dpi,
+    /// moved to the nearer bound when 300 itself is outside them (a crop of a few words).
+    public static func choose(width: Int, height: Int, declared: Int, lineHeights: [Int], option: Int? = nil,
+                              scale: Double = 1) -> Choice
     {
-        if let option { return (Double(option), .option) }
-        guard width > 0, height > 0 else { return (Double(fallback), .fallback) }
+        if let option { return Choice(dpi: Double(option), source: .option) }
+        guard width > 0, height > 0 else { return Choice(dpi: Double(fallback), source: .fallback, why: "the page is empty") }
         let long = Double(max(width, height)), short = Double(min(width, height))
         if declared > 0, long / Double(declared) <= longestPaper, long / Double(declared) >= 2 {
-            return (Double(declared), .file)
+            return Choice(dpi: Double(declared), source: .file)
         }
         let text = textResolution(lineHeights)
         let ratio = long / short
@@ -49,13 +77,36 @@ public enum PageResolution {
             if let text {
                 // The paper whose resolution is nearest the text's (by ratio), if the text agrees at all.
                 let best = candidates.min { abs(log($0 / text)) < abs(log($1 / text)) }!
-                if abs(log(best / text)) < log(1.5) { return (best, .paper) }
+                if abs(log(best / text)) < log(1.5) { return Choice(dpi: best, source: .paper) }
             } else {
-                return (candidates[0], .paper)
+                return Choice(dpi: candidates[0], source: .paper)
             }
         }
-        if let text { return (Self.rounded(text), .text) }
-        return (Double(fallback), .fallback)
+        var why = "fewer than 3 text lines to measure"
+        if let text {
+            let dpi = Self.rounded(text)
+            if plausible(long: long, short: short, dpi: dpi) { return Choice(dpi: dpi, source: .text) }
+            let lines = lineHeights.filter { $0 > 2 }.count
+            why = "the text lines (\(lines), median \(Int(text * lineHeight)) px) imply a page of "
+                + "\(centimetres(width, dpi)) × \(centimetres(height, dpi)) cm, outside a business card to A0"
+        }
+        let wanted = Double(fallback) * (scale > 0 ? scale : 1)
+        // The most pixels per inch that keeps the long side a business card's, the fewest that fit A0.
+        let most = long / smallestLongSide, fewest = max(long / largest.long, short / largest.short)
+        if wanted > most { return Choice(dpi: most, source: .fallback, why: why, bound: "business card") }
+        if wanted < fewest { return Choice(dpi: fewest, source: .fallback, why: why, bound: "A0") }
+        return Choice(dpi: wanted, source: .fallback, why: why)
+    }
+
+    /// True when `dpi` makes a page between a business card and A0.
+    static func plausible(long: Double, short: Double, dpi: Double) -> Bool {
+        long / dpi >= smallestLongSide && long / dpi <= largest.long && short / dpi <= largest.short
+    }
+
+    /// `pixels` at `dpi`, in centimetres to one place.
+    static func centimetres(_ pixels: Int, _ dpi: Double) -> String {
+        let millimetres = Int((Double(pixels) / dpi * 25.4).rounded())
+        return "\(millimetres / 10).\(millimetres % 10)"
     }
 
     /// The resolution the text lines' median height implies; nil with fewer than 3 lines.

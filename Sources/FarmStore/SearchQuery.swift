@@ -10,7 +10,8 @@ public struct SearchQueryError: Error, Equatable, CustomStringConvertible, Senda
 /// A search query, checked and turned into an FTS5 MATCH expression.
 ///
 /// The syntax is a small, safe subset of FTS5's: words (all must occur), `"a phrase"`, `prefix*`, `AND`, `OR`,
-/// `NOT` (upper case; `a NOT b` is a page with a but without b) and parentheses. Precedence as in FTS5: NOT binds
+/// `NOT` (upper case; `a NOT b` is a page with a but without b; `a -b` says the same, as web search engines take it)
+/// and parentheses. Precedence as in FTS5: NOT binds
 /// tightest, then AND (also implied between words), then OR. Every word and phrase is quoted in the expression, so
 /// characters that mean something to FTS5 (`:`, `^`, `+`, `-`, `NEAR`, column names) are searched as text, and
 /// Chinese and Japanese runs become phrases of single characters (see `SearchText`).
@@ -44,6 +45,9 @@ public struct SearchQuery: Equatable, Sendable {
 
     /// The FTS5 MATCH expression: every term quoted, every operator explicit and parenthesized.
     public var match: String { Self.render(expression) }
+
+    /// The expression for the name index, whose Greek accents are folded (`SearchText.nameIndexed`).
+    public var nameMatch: String { Self.render(expression, folding: true) }
 
     /// The words and phrases of the query, as typed.
     public var terms: [String] { Self.terms(of: expression) }
@@ -87,10 +91,12 @@ public struct SearchQuery: Equatable, Sendable {
 
     // MARK: Rendering
 
-    static func render(_ expression: Expression) -> String {
+    static func render(_ expression: Expression, folding: Bool = false) -> String {
+        func render(_ part: Expression) -> String { Self.render(part, folding: folding) }
         switch expression {
         case .text(let text, _, let prefix):
-            let quoted = "\"" + SearchText.indexed(text).split(separator: "\"", omittingEmptySubsequences: false)
+            let indexed = folding ? SearchText.nameIndexed(text) : SearchText.indexed(text)
+            let quoted = "\"" + indexed.split(separator: "\"", omittingEmptySubsequences: false)
                 .joined(separator: "\"\"") + "\""
             return prefix ? quoted + "*" : quoted
         case .and(let parts): return "(" + parts.map(render).joined(separator: " AND ") + ")"
@@ -113,6 +119,8 @@ public struct SearchQuery: Equatable, Sendable {
         case word(String, prefix: Bool)
         case phrase(String, prefix: Bool)
         case and, or, not
+        /// A `-` at the start of a word, phrase or group: NOT written as search engines write it.
+        case exclude
         case open, close
 
         var shown: String {
@@ -122,6 +130,7 @@ public struct SearchQuery: Equatable, Sendable {
             case .and: "AND"
             case .or: "OR"
             case .not: "NOT"
+            case .exclude: "-"
             case .open: "("
             case .close: ")"
             }
@@ -136,6 +145,11 @@ public struct SearchQuery: Equatable, Sendable {
         while index < characters.count {
             let c = characters[index]
             if c.isWhitespace {
+                index += 1
+            } else if c == "-", index + 1 < characters.count, !characters[index + 1].isWhitespace,
+                      index == 0 || characters[index - 1].isWhitespace || characters[index - 1] == "(" {
+                // `fox -dog`: the pages with fox but not dog. Inside a word (e-mail, foo-bar) a hyphen is text.
+                tokens.append(.exclude)
                 index += 1
             } else if c == "(" {
                 tokens.append(.open)
@@ -252,9 +266,9 @@ public struct SearchQuery: Equatable, Sendable {
 
         mutating func parseNot(after operator: String? = nil) throws(SearchQueryError) -> Expression {
             var left = try parsePrimary(after: `operator`)
-            while next == .not {
+            while let token = next, token == .not || token == .exclude {
                 position += 1
-                left = .not(left, try parsePrimary(after: "NOT"))
+                left = .not(left, try parsePrimary(after: token.shown))
             }
             return left
         }
@@ -288,8 +302,12 @@ public struct SearchQuery: Equatable, Sendable {
             case .close:
                 if let `operator` { throw SearchQueryError("\(`operator`) needs a word after it, not ')'") }
                 throw SearchQueryError("unbalanced parenthesis: ')' without '('")
-            case .and, .or, .not:
+            case .and, .or, .not, .exclude:
                 if let `operator` { throw SearchQueryError("\(`operator`) cannot be followed by \(token.shown)") }
+                if token == .exclude {
+                    throw SearchQueryError("a leading - leaves pages out: put a word to find before it ('fox -dog' finds "
+                                           + "pages with fox but without dog)")
+                }
                 if token == .not {
                     throw SearchQueryError("NOT needs a word before it: 'a NOT b' finds pages with a but not b")
                 }

@@ -43,6 +43,34 @@ public enum SearchText {
         }
     }
 
+    /// A document name as the name index holds it: spaced like page text (`indexed`), Greek accents folded
+    /// (`folded`). A query's words are folded the same way for names (`SearchQuery.nameMatch`).
+    public static func nameIndexed(_ name: String) -> String { indexed(folded(name)) }
+
+    /// `text` with each accented Greek letter replaced by its base letter (ά → α, Ἀθῆναι → Αθηναι), as SQLite's
+    /// `remove_diacritics 2` does for Latin letters and decomposed marks; everything else as it is.
+    public static func folded(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { greekBase[$0] != nil }) else { return text }
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { result.append(greekBase[scalar] ?? scalar) }
+        return String(result)
+    }
+
+    static let greekBase: [Unicode.Scalar: Unicode.Scalar] =
+        Dictionary(uniqueKeysWithValues: zip(greekAccented.unicodeScalars, greekBases.unicodeScalars))
+
+    /// Greek letters with accents, breathings, diaeresis or iota subscript (Unicode 0370–03FF, 1F00–1FFF) and
+    /// their base letters, one for one: the canonical decompositions whose marks are all combining (made with
+    /// Python's unicodedata, NFD). SQLite's `remove_diacritics` folds Latin letters only.
+    static let greekAccented = "ΆΈΉΊΌΎΏΐΪΫάέήίΰϊϋόύώϓϔἀἁἂἃἄἅἆἇἈἉἊἋἌἍἎἏἐἑἒἓἔἕἘἙἚἛἜἝἠἡἢἣἤἥἦἧἨἩ" +
+        "ἪἫἬἭἮἯἰἱἲἳἴἵἶἷἸἹἺἻἼἽἾἿὀὁὂὃὄὅὈὉὊὋὌὍὐὑὒὓὔὕὖὗὙὛὝὟὠὡὢὣὤὥὦὧὨὩὪὫὬὭ" +
+        "ὮὯὰάὲέὴήὶίὸόὺύὼώᾀᾁᾂᾃᾄᾅᾆᾇᾈᾉᾊᾋᾌᾍᾎᾏᾐᾑᾒᾓᾔᾕᾖᾗᾘᾙᾚᾛᾜᾝᾞᾟᾠᾡᾢᾣᾤᾥᾦᾧᾨᾩᾪᾫ" +
+        "ᾬᾭᾮᾯᾰᾱᾲᾳᾴᾶᾷᾸᾹᾺΆᾼῂῃῄῆῇῈΈῊΉῌῐῑῒΐῖῗῘῙῚΊῠῡῢΰῤῥῦῧῨῩῪΎῬῲῳῴῶῷῸΌῺΏῼ"
+    static let greekBases = "ΑΕΗΙΟΥΩιΙΥαεηιυιυουωϒϒααααααααΑΑΑΑΑΑΑΑεεεεεεΕΕΕΕΕΕηηηηηηηηΗΗ" +
+        "ΗΗΗΗΗΗιιιιιιιιΙΙΙΙΙΙΙΙοοοοοοΟΟΟΟΟΟυυυυυυυυΥΥΥΥωωωωωωωωΩΩΩΩΩΩ" +
+        "ΩΩααεεηηιιοουυωωααααααααΑΑΑΑΑΑΑΑηηηηηηηηΗΗΗΗΗΗΗΗωωωωωωωωΩΩΩΩ" +
+        "ΩΩΩΩαααααααΑΑΑΑΑηηηηηΕΕΗΗΗιιιιιιΙΙΙΙυυυυρρυυΥΥΥΥΡωωωωωΟΟΩΩΩ"
+
     /// Index text (a snippet) as people read it: the added separators removed.
     public static func displayed(_ text: String) -> String {
         var result = String.UnicodeScalarView()

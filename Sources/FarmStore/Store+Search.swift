@@ -57,7 +57,7 @@ extension Store {
         return try connection.cached("""
             SELECT d.id, d.name, d.page_count, d.submitted_at FROM document_search s JOIN documents d ON d.id = s.rowid
             WHERE document_search MATCH ? ORDER BY s.rank LIMIT ?
-            """).rows([.text(query.match), .integer(Int64(limit))]) {
+            """).rows([.text(query.nameMatch), .integer(Int64(limit))]) {
             DocumentRecord(id: DocumentID($0.int64(0)), name: $0.text(1), pageCount: $0.int(2), submittedAt: $0.double(3))
         }
     }
@@ -192,6 +192,21 @@ extension Store {
                 return false
             }
             if finished { return indexed }
+        }
+    }
+
+    /// Folds the Greek accents of the names indexed before names were folded (issue 36), once: the marker
+    /// setting `names_folded` says it is done. Names are few (one a document), so it is one transaction.
+    func foldDocumentNames() throws {
+        guard try connection.userVersion >= 4, try setting("names_folded") == nil else { return }
+        try write {
+            let names = try connection.cached("SELECT id, name FROM documents").rows([]) { ($0.int64(0), $0.text(1)) }
+            for (id, name) in names where SearchText.folded(name) != name {
+                try connection.cached("DELETE FROM document_search WHERE rowid = ?").execute([.integer(id)])
+                try connection.cached("INSERT INTO document_search (rowid, name) VALUES (?, ?)")
+                    .execute([.integer(id), .text(SearchText.nameIndexed(name))])
+            }
+            try setSetting("names_folded", "1")
         }
     }
 

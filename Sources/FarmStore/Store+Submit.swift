@@ -98,7 +98,7 @@ extension Store {
                 ])
                 let id = DocumentID(connection.lastInsertRowID)
                 try connection.cached("INSERT INTO document_search (rowid, name) VALUES (?, ?)")
-                    .execute([.integer(id.rawValue), .text(SearchText.indexed(document.name))])
+                    .execute([.integer(id.rawValue), .text(SearchText.nameIndexed(document.name))])
                 for (number, page) in document.pages.enumerated() {
                     try insertPage.execute([
                         .integer(id.rawValue), .integer(Int64(number + 1)), .blob(page.source.bytes),

@@ -142,6 +142,7 @@ public final class Store {
             try Migrator(Schema.migrations).migrate(connection)
             if try connection.applicationID != Self.applicationID { try connection.setApplicationID(Self.applicationID) }
             try backfillSearchIndex()
+            try foldDocumentNames()
             openedIdentity = Self.identity(of: path)
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)

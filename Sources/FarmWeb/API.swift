@@ -94,13 +94,15 @@ final class API: Sendable {
         }
     }
 
-    /// `/` and `/ui/{app.js,app.css}`: the dashboard and viewer (Assets.swift). They hold no store data, so they
-    /// are served without a token (a browser cannot send one for a page it opens); every API call the page makes
-    /// carries the token the user typed, as a Bearer header.
+    /// `/`, `/favicon.ico` and `/ui/{app.js,app.css,favicon.svg}`: the dashboard and viewer (Assets.swift). They
+    /// hold no store data, so they are served without a token (a browser cannot send one for a page it opens); every
+    /// API call the page makes carries the token the user typed, as a Bearer header.
     private func ui(_ segments: [String]) -> HTTPResponse? {
         let name: String
         switch segments.count {
         case 1 where segments[0].isEmpty: name = "index.html"
+        // Browsers ask for /favicon.ico by themselves (a bookmark, a page that is not the UI's): the same icon.
+        case 1 where segments[0] == "favicon.ico": name = "favicon.svg"
         case 2 where segments[0] == "ui": name = segments[1]
         default: return nil
         }

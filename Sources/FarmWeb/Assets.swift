@@ -10,6 +10,7 @@ enum Assets {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ocrfarm</title>
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/app.css">
 <script src="/ui/app.js" defer></script>
 </head>
@@ -228,15 +229,25 @@ async function refresh() {
 
   const workers = $("workers");
   clear(workers);
+  // As `ocrfarm status` shows them: workers gone for more than 10 minutes are one line (a farm that restarts its
+  // workers would list hundreds), and each worker is its host and process, several being on one host.
+  const longGone = status.workers.filter((w) => w.state === "gone" && w.seconds_since_seen > 600);
+  const listed = status.workers.filter((w) => !longGone.includes(w));
   if (status.workers.length === 0) workers.append(el("p", { class: "muted", text: "No workers have registered." }));
-  else {
-    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Host", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
-    for (const w of status.workers) {
-      table.append(el("tr", {}, el("td", { text: w.host }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
+  if (listed.length > 0) {
+    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Worker", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
+    for (const w of listed) {
+      table.append(el("tr", {}, el("td", { text: w.host + " pid " + w.pid, title: w.id }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
         el("td", { text: String(w.pages_done) }), el("td", { text: String(w.pages_failed) }),
         el("td", { text: duration(w.seconds_since_seen) + " ago" }), el("td", { class: "state-" + w.state, text: w.state })));
     }
     workers.append(table);
+  }
+  if (longGone.length > 0) {
+    const done = longGone.reduce((sum, w) => sum + w.pages_done, 0);
+    const latest = Math.min(...longGone.map((w) => w.seconds_since_seen));
+    workers.append(el("p", { class: "muted", id: "workers-gone", text: longGone.length + " gone more than 10 min ago (" + done +
+      " pages done between them; the last heard " + duration(latest) + " ago)" }));
   }
 
   const failures = $("failures");
@@ -519,8 +530,19 @@ document.addEventListener("DOMContentLoaded", () => {
 """##
 
     /// The file served for a /ui/ name, with its type; nil for any other name (nothing here maps to a file).
+    /// The tab's icon: a page with lines of text on the header's colour (an SVG, so one file serves every size).
+    static let faviconSVG = """
+<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="6" fill="#1d2330"/>
+<path d="M9 5h10l5 5v17H9z" fill="#fff"/>
+<path d="M12 13h9M12 17h9M12 21h6" stroke="#1d2330" stroke-width="2"/>
+</svg>
+
+"""
+
     static func file(_ name: String) -> (body: String, type: String)? {
         switch name {
+        case "favicon.svg": (faviconSVG, "image/svg+xml")
         case "app.js": (javascript, "text/javascript; charset=utf-8")
         case "app.css": (css, "text/css; charset=utf-8")
         case "index.html": (indexHTML, "text/html; charset=utf-8")

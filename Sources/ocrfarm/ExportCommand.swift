@@ -156,7 +156,7 @@ struct ExportCommand: Command {
             line += "; \(plural(summary.degraded, "degraded page")) (failed for good) in the PDFs without text: "
             line += "\(summary.degradedImages) as their image, \(summary.placeholders) as a placeholder"
         }
-        if qualityReport { line += "; quality report \(outPath)/quality.csv" }
+        if qualityReport { line += "; quality report " + FileSystem.joined(outPath, "quality.csv") }
         line += "; \(plural(summary.warnings, "warning"))"
         Console.out(line + "\n")
         // Only PDFs that could not be PDF/A-2B: a status of its own, as `ocr` gives.
@@ -207,9 +207,9 @@ struct ExportCommand: Command {
         }
         do throws(FileError) {
             try FileSystem.makeDirectory(outPath)
-            try FileSystem.write(csv, to: outPath + "/quality.csv")
+            try FileSystem.write(csv, to: FileSystem.joined(outPath, "quality.csv"))
         } catch {
-            throw CommandFailure(.cannotCreate, "cannot write \(outPath)/quality.csv: \(error.reason)")
+            throw CommandFailure(.cannotCreate, "cannot write \(FileSystem.joined(outPath, "quality.csv")): \(error.reason)")
         }
     }
 

@@ -15,7 +15,8 @@ struct KeywordsCommand: Command {
     static let discussion = """
     The workers find each page's keywords when they read it: its words without stop words, numbers,
     punctuation and one-character words, Chinese and Japanese split into dictionary words. Here they are merged
-    over the pages of each document and ranked by the number of pages they are on, then by first appearance.
+    over the pages of each document and ranked by the number of pages they are on, then by first appearance; a
+    keyword on more than one page is followed by that number, as "ledger (12)".
     Every document is listed, one line each, in submission order; a document none of whose pages is read yet is
     listed with no keywords ("no pages read yet"), so the list accounts for every document.
 
@@ -77,7 +78,9 @@ struct KeywordsCommand: Command {
             } else if document.keywords.isEmpty {
                 text += "no keywords\n"
             } else {
-                text += shown(document).map { "\($0.text) (\($0.pages))" }.joined(separator: ", ")
+                // The number of pages a keyword is on, where it says something: "(1)" after every keyword of a
+                // one-page document was noise (issue 36).
+                text += shown(document).map { $0.pages > 1 ? "\($0.text) (\($0.pages))" : $0.text }.joined(separator: ", ")
                 if document.keywords.count > shown(document).count { text += ", …" }
                 text += "\n"
             }

@@ -13,7 +13,8 @@ struct OCRCommand: Command {
         OptionSpec("--lang", value: "LANGS",
                    "Languages in priority order, joined by '+', or auto (chosen per page from its script). Default: eng."),
         OptionSpec("--format", value: "FORMAT", "Output: text, json, hocr, alto, page (PAGE XML) or pdf (default: text)."),
-        OptionSpec("--out", value: "PATH", "Write the output to this file instead of standard output."),
+        OptionSpec("--out", value: "PATH",
+                   "Write the output to this file instead of standard output (a device or FIFO is written in place; --format pdf refuses a terminal)."),
         OptionSpec("--jobs", value: "N", "Pages recognized at once, one engine each (default: the number of cores)."),
         OptionSpec("--timeout", value: "SECONDS", "Give up on a page after this long (default: no limit)."),
     ] + DecodeLimitOptions.specs + CorrectionOptions.specs
@@ -62,6 +63,9 @@ struct OCRCommand: Command {
         }
         if format == .pdf && outPath == nil && Console.outputIsTerminal {
             throw UsageError(message: "--format pdf writes binary data; give --out FILE or redirect standard output")
+        }
+        if format == .pdf, let outPath, FileSystem.isTerminal(outPath) {
+            throw UsageError(message: "--format pdf writes binary data, and --out \(outPath) is a terminal; give a file")
         }
     }
 

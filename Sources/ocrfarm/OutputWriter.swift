@@ -12,6 +12,8 @@ final class OutputWriter {
     private let format: OutputFormat
     private let path: String?
     private let descriptor: Int32
+    /// True when `path` is a device or FIFO, written through its own descriptor (closed in deinit), not renamed.
+    private var inPlace = false
     private let temporaryPath: String?
     private var pagesWritten = 0
     private var pdf: DocumentPDF?
@@ -61,7 +63,17 @@ final class OutputWriter {
             temporaryPath = nil
             return
         }
-        if let path {
+        if let path, (try? FileSystem.status(path))?.kind == .other {
+            // A device or a FIFO (/dev/stdout, /dev/tty, a named pipe) is written in place: a file renamed over it
+            // would replace the device node itself (issue 36: `--out /dev/stdout` made /dev/stdout a plain file).
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw CommandFailure(.cannotCreate, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            descriptor = fd
+            temporaryPath = nil
+            inPlace = true
+        } else if let path {
             let temporary = path + ".partial-\(getpid())"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
@@ -86,6 +98,7 @@ final class OutputWriter {
     }
 
     deinit {
+        if inPlace { close(descriptor) }
         pdf = nil
         if let pdfDirectory { FileSystem.remove(pdfDirectory) }
         if let temporaryPath, !finished {

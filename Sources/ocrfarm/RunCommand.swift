@@ -31,7 +31,8 @@ struct RunCommand: Command {
     store has waiting (resuming an interrupted run). Ctrl-C stops it: pages being read are finished or given back to
     the queue, and the summary counts what the store holds.
 
-    Exit status: 0 every page done; 64 bad usage; 65 some pages failed; 66 nothing could be read, or not an ocrfarm
+    Exit status: 0 no page failed in this run (pages that failed in an earlier run are named, not counted); 64 bad usage;
+    65 some pages failed in this run, or a file could not be submitted; 66 nothing could be read, or not an ocrfarm
     store; 70 the embedded coordinator or the workers failed (STORE.log says why); 73 the store cannot be made or written
     (its folder is missing or not writable); 74 the disk is full, or the store
     was moved or deleted; 75 a coordinator serves the store; 76 the store is damaged; 130 interrupted.
@@ -203,7 +204,15 @@ struct RunCommand: Command {
             Console.error("interrupted; the rest stays queued in \(storePath): ocrfarm run --store \(storePath) goes on")
             return ExitStatus(rawValue: 130)
         }
-        return failed > 0 || !report.problems.isEmpty ? .dataError : .success
+        // Pages that failed in an earlier run are named, but do not fail this one again: a run with nothing new
+        // would otherwise exit 65 for as long as they stay (issue 36). `requeue --failed` reads them again.
+        // (Pages this submit found unusable are recorded as failed before the run starts: they are this run's.)
+        let failedBefore = (initial[.failed] ?? 0) - report.added.reduce(0) { $0 + $1.failedPages }
+        if failedBefore > 0 {
+            Console.error("ocrfarm run: \(failedBefore) page\(failedBefore == 1 ? "" : "s") failed in an earlier run; "
+                          + "ocrfarm requeue --failed --store \(storePath) reads \(failedBefore == 1 ? "it" : "them") again")
+        }
+        return failed > failedBefore || !report.problems.isEmpty ? .dataError : .success
     }
 
     /// The embedded coordinator and the local worker processes (their log goes to STORE.log); `watch` starts its

@@ -15,8 +15,10 @@ struct SearchCommand: Command {
     static let discussion = """
     A query is words (a page must have all of them), "a phrase", prefix* (digit* finds digit, digits, digital; at
     least 2 letters before the *), and the operators AND, OR and NOT in capitals, with parentheses: NOT binds
-    tightest, then AND, then OR, so 'a b OR c' is '(a AND b) OR c' and 'a NOT b' is a page with a but without b.
-    Case and accents are ignored (resume finds résumé). Chinese and Japanese are found by any run of characters
+    tightest, then AND, then OR, so 'a b OR c' is '(a AND b) OR c' and 'a NOT b' is a page with a but without b;
+    'a -b' is the same (a - that starts a word, phrase or group; inside a word, as in e-mail, it is text).
+    Case and accents are ignored (resume finds résumé; in document names Greek accents too: αθηνα finds Αθήνα).
+    Chinese and Japanese are found by any run of characters
     (君子, 论语), whatever the word boundaries. Other punctuation is not searched for: foo-bar is the phrase
     "foo bar". Give the query as one argument in the shell's quotes (several arguments are joined with spaces);
     a query that starts with - goes after --.

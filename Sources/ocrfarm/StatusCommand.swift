@@ -15,7 +15,7 @@ struct StatusCommand: Command {
         OptionSpec("--document", value: "NAME", "Only this document's pages, failures and ETA (all documents of that name)."),
         OptionSpec("--json", "Print JSON with stable keys instead of text."),
         OptionSpec("--prometheus", "Print the Prometheus text format (for node_exporter's textfile collector)."),
-        OptionSpec("--watch", "Print again every 2 s until Ctrl-C (redrawn in place on a terminal)."),
+        OptionSpec("--watch", "Print again every 2 s until Ctrl-C (redrawn in place on a terminal, each line cut to its width)."),
         OptionSpec("--quality", "Also the pages measured, how many are below 0.5, and the 5 weakest (ocrfarm review lists more)."),
         OptionSpec("--check", "First check the store with SQLite's quick_check (reads the whole file): damaged, exit 76."),
     ]
@@ -96,7 +96,8 @@ struct StatusCommand: Command {
             // that starts meanwhile.
             let current = first ? store : try ReportDocuments.open(storePath)
             let frame = render(try current.report(scope: scope), framed: true, quality: try qualitySummary(current, scope: scope))
-            let screen = terminal ? Self.redrawn(frame, first: first) : frame + (format == .json ? "" : "\n")
+            let screen = terminal ? Self.redrawn(frame, first: first, columns: Console.outputColumns)
+                : frame + (format == .json ? "" : "\n")
             // A reader that went away (`status --watch | head`) ends the watch.
             guard Self.write(screen) else { break }
             first = false
@@ -152,8 +153,13 @@ struct StatusCommand: Command {
 
     /// The frame drawn over the previous one: cursor home, each line cleared to its end, the rest of the screen
     /// cleared (no flicker from clearing first).
-    private static func redrawn(_ frame: String, first: Bool) -> String {
-        let lines = frame.split(separator: "\n", omittingEmptySubsequences: false)
+    /// The frame drawn over the last one. Each line is cut to the terminal's width: a line the terminal wrapped
+    /// (mid-word) would push the frame down a row at each redraw.
+    static func redrawn(_ frame: String, first: Bool, columns: Int?) -> String {
+        let lines = frame.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard let columns, Console.displayWidth(line) > columns else { return String(line) }
+            return Printable.cut(String(line), columns)
+        }
         return (first ? "\u{1B}[2J" : "") + "\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[J"
     }
 
@@ -207,7 +213,7 @@ enum StatusText {
             let shown = report.documentProgress.prefix(report.scope == nil ? 20 : 100)
             let more = report.documentProgress.count - shown.count
             text += report.scope == nil ? "documents with pages not done:\n" : "documents:\n"
-            let width = min(40, max(8, shown.map { Printable.text($0.name).count }.max() ?? 0))
+            let width = min(40, max(8, shown.map { Console.displayWidth(Printable.text($0.name)) }.max() ?? 0))
             text += "  " + pad("DOCUMENT", width) + "   queued   leased     done   failed\n"
             for document in shown {
                 text += "  " + pad(Printable.clipped(document.name, width), width)
@@ -302,12 +308,15 @@ enum StatusText {
         value >= 1000 ? Format.fixed(value / 1000, 2) + " s" : Format.fixed(value, value < 10 ? 1 : 0) + " ms"
     }
 
+    /// `text` padded with spaces to `width` terminal columns (a Chinese character takes two).
     private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+        let shown = Console.displayWidth(text)
+        return shown >= width ? text : text + String(repeating: " ", count: width - shown)
     }
 
     private static func leftPad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+        let shown = Console.displayWidth(text)
+        return shown >= width ? text : String(repeating: " ", count: width - shown) + text
     }
 }
 
@@ -331,10 +340,22 @@ enum Printable {
         return out
     }
 
-    /// `text(value)` cut to `width` characters with an ellipsis.
+    /// `text(value)` cut to `width` terminal columns with an ellipsis.
     static func clipped(_ value: String, _ width: Int) -> String {
         let printable = text(value)
-        return printable.count <= width ? printable : String(printable.prefix(max(1, width - 1))) + "…"
+        return Console.displayWidth(printable) <= width ? printable : cut(printable, width)
+    }
+
+    /// `value` cut to at most `width` columns, the last of them an ellipsis (a wide character is not split).
+    static func cut(_ value: String, _ width: Int) -> String {
+        var out = "", used = 0
+        for character in value {
+            let columns = Console.displayWidth(String(character))
+            if used + columns > max(0, width - 1) { break }
+            out.append(character)
+            used += columns
+        }
+        return out + "…"
     }
 }
 

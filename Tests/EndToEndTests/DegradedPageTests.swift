@@ -178,5 +178,8 @@ struct DegradedPageTests {
         let placeholder = try Self.pageText(pdf, 2).split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(placeholder.contains("Page 2 failed for good: decode-failed: damaged or truncated png data"), "\(placeholder)")
         #expect(placeholder.contains("Retry it with: ocrfarm requeue --failed --page"), "\(placeholder)")
+        // Printed in an archive: the file's name, not the host's folders, and no decoder library messages (issue 36).
+        #expect(placeholder.contains("Source: b.png, page 1 of the file"), "\(placeholder)")
+        #expect(!placeholder.contains(farm.folder.path) && !placeholder.contains("pixRead"), "\(placeholder)")
     }
 }

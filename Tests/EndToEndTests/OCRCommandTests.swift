@@ -226,6 +226,34 @@ struct OCRCommandTests {
         #expect(width < 640)
         #expect(pages[1]["error"]?["code"]?.stringValue == "decode-failed")
     }
+
+    @Test("--format pdf refuses a terminal, as standard output or as --out; a device or FIFO given to --out is written, not replaced (issue 36)")
+    func terminalAndDevices() throws {
+        let folder = TemporaryDirectory("ocr-terminal")
+        let image = Fixtures.path("formats/page.pnm")
+        let script = try #require(Run.which("script"), "util-linux script gives the command a terminal")
+        /// `command` run by sh on a pseudo-terminal: what the terminal showed.
+        func onTerminal(_ command: String) throws -> ProcessOutput {
+            try Run.process(script, ["-qec", command, "/dev/null"], environment: ["OCRFARM": Fixtures.binary, "IMAGE": image])
+        }
+        // Standard output a terminal: refused before any page is read (today's behaviour, kept).
+        let plain = try onTerminal(#""$OCRFARM" ocr --format pdf "$IMAGE"; echo "exit $?""#)
+        #expect(plain.text.contains("--format pdf writes binary data") && plain.text.contains("exit 64"), "\(plain.text)")
+        #expect(!plain.text.contains("%PDF"), "no PDF bytes on the terminal")
+        // The terminal named as --out: refused too (it was "cannot write": a file cannot be renamed over a pty).
+        let named = try onTerminal(#""$OCRFARM" ocr --format pdf --out "$(tty)" "$IMAGE"; echo "exit $?""#)
+        #expect(named.text.contains("is a terminal; give a file") && named.text.contains("exit 64"), "\(named.text)")
+        // A FIFO given to --out is written through (a file renamed over /dev/stdout had replaced the device node).
+        let fifo = folder.file("pipe")
+        try #require(mkfifo(fifo, 0o644) == 0)
+        let received = folder.file("received.txt")
+        let piped = try Run.process("/bin/sh", ["-c", #"timeout 60 cat "$FIFO" > "$OUT" & "$OCRFARM" ocr --out "$FIFO" "$IMAGE"; s=$?; wait; exit $s"#],
+                                    environment: ["OCRFARM": Fixtures.binary, "IMAGE": image, "FIFO": fifo, "OUT": received,
+                                                  "OMP_THREAD_LIMIT": "1"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try FileSystem.status(fifo, followLinks: false).kind == .other, "the FIFO is still a FIFO")
+        #expect(try FileSystem.readText(received).contains("point text"), "the text came through the FIFO")
+    }
 }
 
 final class ElementCounter: NSObject, XMLParserDelegate {

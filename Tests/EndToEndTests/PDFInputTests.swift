@@ -255,6 +255,11 @@ struct PDFInputTests {
         #expect(run.status == 0, "\(run.stderr)")
         let search = try Run.ocrfarm(["search", "--store", store, "harbour"], environment: environment)
         #expect(search.status == 0 && search.text.contains("text.pdf"), "\(search.text) \(search.stderr)")
+        // Its keywords, from its own text (issue 36: born-digital documents had none).
+        let keywords = try Run.ocrfarm(["keywords", "--store", store], environment: environment)
+        #expect(keywords.status == 0, "\(keywords.stderr)")
+        for word in ["harbour", "Shipments", "Invoices"] { #expect(keywords.text.contains(word), "\(keywords.text)") }
+        #expect(!keywords.text.contains("no keywords"), "\(keywords.text)")
         let exported = folder.file("export")
         // As a plain PDF: PDF/A-2B would embed the page's font, changing its content (PDFAFromPDFTests).
         let export = try Run.ocrfarm(["export", "--store", store, "--out", exported, "--format", "pdf", "--pdf-type", "pdf"],

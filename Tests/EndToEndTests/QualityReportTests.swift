@@ -52,6 +52,10 @@ struct QualityReportTests {
         #expect(broken["failed"]?.stringValue == "1" && broken["done"]?.stringValue == "0", "\(broken)")
         #expect(broken["mean_quality"]?.stringValue == "" && broken["worst_page"]?.stringValue == "", "\(broken)")
 
+        // The folder typed with a slash at its end: the path printed has one slash (issue 36: export//quality.csv).
+        let slashed = try Run.ocrfarm(["export", "--store", store, "--out", out + "/", "--format", "text", "--quality-report"])
+        #expect(slashed.text.contains("quality report \(out)/quality.csv;") && !slashed.text.contains("//"), "\(slashed.text)")
+
         // Without the option there is no report.
         let plain = folder.file("plain")
         _ = try Run.ocrfarm(["export", "--store", store, "--out", plain, "--format", "text"])

@@ -359,6 +359,44 @@ struct ReportingTests {
         let recognize = report["stage_times"]?["stages"]?.arrayValue?.first { $0["stage"]?.stringValue == "recognize" }
         #expect(recognize?["p95_ms"]?.doubleValue ?? 0 > 20, "\(report)")
     }
+
+    @Test("status: a Chinese name takes two columns a character, so the counts line up; --watch cuts lines to the terminal (issue 36)")
+    func displayWidth() throws {
+        let folder = TemporaryDirectory("status-width")
+        try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
+        let image = try FileSystem.read(Fixtures.path("formats/page.pnm"))
+        folder.write("in/中文文件名称.pnm", image)
+        folder.write("in/latin-name.pnm", image)
+        folder.write("in/broken-file-with-a-rather-long-name-that-makes-the-failure-line-long.png", text: "not an image\n")
+        let store = folder.file("farm.db")
+        _ = try Run.ocrfarm(["submit", "--store", store, folder.file("in")])
+        /// Each line's width in terminal columns, by Python's East Asian Width (W and F take two).
+        func widths(_ text: String) throws -> [Int] {
+            let measured = try Run.process("/usr/bin/python3", ["-c", #"""
+                import re, sys, unicodedata
+                text = re.sub(r'\x1b\[[0-9;?]*[A-Za-z]', '', sys.stdin.read())
+                for line in re.split(r'[\r\n]+', text):
+                    print(sum(2 if unicodedata.east_asian_width(c) in 'WF' else 0 if unicodedata.combining(c) else 1 for c in line))
+                """#], stdin: Data(text.utf8))
+            return measured.text.split(separator: "\n").compactMap { Int($0) }
+        }
+        let status = try Run.ocrfarm(["status", "--store", store])
+        let lines = status.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.contains("DOCUMENT") }, "\(status.text)")
+        let rows = Array(lines[header...].prefix { $0.hasPrefix("  ") })
+        try #require(rows.count == 4 && rows.contains { $0.contains("中文文件名称") }, "\(status.text)")
+        let rowWidths = try widths(rows.joined(separator: "\n"))
+        #expect(Set(rowWidths).count == 1, "every row as wide as the header: \(rowWidths)\n\(rows.joined(separator: "\n"))")
+
+        // On a 60-column terminal (script(1) gives one), no line of a --watch frame is wider: a wrapped line moved
+        // the frame down at each redraw.
+        let script = try #require(Run.which("script"))
+        let watched = try Run.process(script, ["-qec", #"stty cols 60; timeout -s INT 3 "$OCRFARM" status --store "$STORE" --watch"#,
+                                               "/dev/null"], environment: ["OCRFARM": Fixtures.binary, "STORE": store])
+        let frameWidths = try widths(watched.text)
+        #expect(watched.text.contains("failures:") && frameWidths.count > 10, "\(watched.text)")
+        #expect(frameWidths.allSatisfy { $0 <= 60 }, "\(frameWidths.max() ?? 0) columns: \(watched.text)")
+    }
 }
 
 /// Checks text against the Prometheus exposition format: every sample line matches the grammar and follows

@@ -52,4 +52,24 @@ struct RunResumeTests {
         let none = try Run.ocrfarm(["run", "--store", store])
         #expect(none.status == 64 && none.stderr.contains("no store"), "\(none.stderr)")
     }
+
+    @Test("a page that failed in an earlier run is named by the next run, which exits 0 when nothing new fails (issue 36)")
+    func earlierFailures() throws {
+        let farm = FarmHarness()
+        let bad = farm.folder.write("notes.png", text: "not a picture\n")
+        let arguments = ["run", "--store", farm.storePath, "--workers", "1", "--engine", "none",
+                         try TestImages.tinyPages(2, in: farm.folder), bad]
+        let first = try Run.ocrfarm(arguments)
+        #expect(first.status == 65 && first.stderr.contains("done 2 of 3 pages, 1 failed"), "\(first.stderr)")
+        #expect(!first.stderr.contains("earlier run"), "\(first.stderr)")
+        let again = try Run.ocrfarm(arguments)
+        #expect(again.status == 0, "nothing failed in this run: \(again.stderr)")
+        #expect(again.stderr.contains("1 page failed in an earlier run; ocrfarm requeue --failed --store \(farm.storePath)"),
+                "\(again.stderr)")
+        #expect(again.stderr.contains("notes.png"), "the page is still named: \(again.stderr)")
+        // A page that fails in this run still fails it, beside the earlier one.
+        let broken = farm.folder.write("later.png", text: "not a picture either\n")
+        let later = try Run.ocrfarm(arguments + [broken])
+        #expect(later.status == 65 && later.stderr.contains("1 page failed in an earlier run"), "\(later.stderr)")
+    }
 }

@@ -103,5 +103,10 @@ struct FileSystemTests {
         #expect(FileSystem.directoryName("/a/b/c.png") == "/a/b")
         #expect(FileSystem.directoryName("c.png") == ".")
         #expect(FileSystem.baseName("dir/") == "dir")
+        // One slash between a folder and a name, however the folder was typed (issue 36: export//quality.csv).
+        #expect(FileSystem.joined("export/", "quality.csv") == "export/quality.csv")
+        #expect(FileSystem.joined("export//", "quality.csv") == "export/quality.csv")
+        #expect(FileSystem.joined("export", "quality.csv") == "export/quality.csv")
+        #expect(FileSystem.joined("/", "x") == "/x")
     }
 }

@@ -47,6 +47,49 @@ struct PageResolutionTests {
         #expect(given.source == .option && given.dpi == 150)
     }
 
+    @Test("a guess makes a page between a business card and A0; weak text evidence gives 300 dpi of the file and says why")
+    func plausibleSize() {
+        // Issue 36's page (dibco2011-pr1.png as read, enlarged 2.5×): four Fraktur lines, the engine's "lines" merged
+        // pairs of them, implied 1134 dpi of the file, a 3.1 × 0.8 cm page.
+        let merged = PageResolution.choose(width: 3453, height: 920, declared: 0, lineHeights: [519, 388, 216, 150], scale: 2.5)
+        #expect(merged.source == .fallback && merged.bound == nil, "\(merged)")
+        #expect(abs(merged.dpi - 750) < 0.01, "300 dpi of the file is 750 of the page enlarged 2.5×: \(merged)")
+        #expect(merged.why?.contains("outside a business card to A0") == true, "\(merged)")
+        // Text that makes a plausible page is still taken (a strip of receipt at 200 dpi).
+        let strip = PageResolution.choose(width: 1400, height: 500, declared: 0, lineHeights: Self.lines(at: 200))
+        #expect(strip.source == .text && strip.dpi == 200, "\(strip)")
+        // A crop of a few words: 300 dpi would be 2 cm wide; it is given a business card's long side.
+        let word = PageResolution.choose(width: 240, height: 60, declared: 0, lineHeights: [])
+        #expect(word.source == .fallback && word.bound == "business card", "\(word)")
+        #expect(abs(240 / word.dpi - 85 / 25.4) < 0.001, "\(word)")
+        // A huge image without a word: 300 dpi would be 169 cm long; it fits A0.
+        let huge = PageResolution.choose(width: 20_000, height: 9_000, declared: 0, lineHeights: [])
+        #expect(huge.source == .fallback && huge.bound == "A0", "\(huge)")
+        #expect(abs(20_000 / huge.dpi - 1189 / 25.4) < 0.001, "\(huge)")
+        // Text implying a page larger than A0 (a poster's lines taken as body text) is weak too.
+        let poster = PageResolution.choose(width: 6000, height: 1000, declared: 0, lineHeights: Array(repeating: 12, count: 8))
+        #expect(poster.source == .fallback && poster.dpi == 300 && poster.why != nil, "\(poster)")
+    }
+
+    @Test("end to end: issue 36's 1381 × 368 scan without a resolution is a page of 300 dpi, not a postage stamp")
+    func mergedLinesScan() throws {
+        let page = try PageProcessor(engine: .page).process(.image(Fixtures.read("resolution/dibco2011-pr1.png"), index: 0),
+                                                             options: PageOptions(languages: ["eng"]), outputs: [.pdf])
+        let finding = try #require(page.result.findings["resolution"], "\(page.result.findings)")
+        #expect(finding["source"]?.stringValue == "fallback" && finding["dpi"]?.doubleValue == 300, "\(finding)")
+        #expect(finding["why"]?.stringValue?.isEmpty == false, "\(finding)")
+        let pdf = try #require(page.renderings.first { $0.format == .pdf }?.bytes)
+        let folder = TemporaryDirectory("merged-lines")
+        let path = folder.file("page.pdf")
+        try FileSystem.write(pdf, to: path)
+        let info = try Run.process("/usr/bin/pdfinfo", [path]).text
+        let line = try #require(info.split(separator: "\n").first { $0.hasPrefix("Page size:") }, "\(info)")
+        let points = line.split(separator: " ").compactMap { Double($0) }
+        try #require(points.count >= 2, "\(line)")
+        // 1381 × 368 pixels at 300 dpi: 4.60 × 1.23 inches (it was 1.22 × 0.32).
+        #expect(abs(points[0] / 72 - 1381.0 / 300) < 0.05 && abs(points[1] / 72 - 368.0 / 300) < 0.05, "\(line)")
+    }
+
     @Test("end to end: an A4 PNG without a resolution becomes an A4 PDF page; --image-dpi sets it")
     func pdfPageSize() throws {
         let folder = TemporaryDirectory("resolution")

@@ -64,6 +64,13 @@ struct BrowserTests {
         try #require(xss.status == 0, "xss page: \(xss.stderr)")
         let xssPage = try #require(Int(xss.text.trimmingCharacters(in: .whitespacesAndNewlines)))
 
+        // The first two runs' workers were last heard an hour ago: the dashboard folds them into one line (issue 36).
+        let aged = try Run.process("/usr/bin/python3", ["-c", """
+            import sqlite3, sys
+            with sqlite3.connect(sys.argv[1]) as store:
+                store.execute("UPDATE workers SET last_seen = last_seen - 3600 WHERE id IN (SELECT id FROM workers ORDER BY first_seen LIMIT 2)")
+            """, store])
+        try #require(aged.status == 0, "\(aged.stderr)")
         let before = try JSON.parse(Array(try Run.ocrfarm(["status", "--store", store, "--json"]).stdout))
         let code = try #require(before["failures"]?[0]?["code"]?.stringValue, "a failed page to requeue")
         let admin = try makeToken(store, "admin")
@@ -125,6 +132,18 @@ struct BrowserTests {
         #expect(script.status == 200 && script.header("Content-Type") == "text/javascript; charset=utf-8")
         #expect(!script.body.contains("innerHTML") && !script.body.contains("eval("), "page text goes in as textContent only")
         #expect(try served.call("/ui/app.css").header("Content-Type") == "text/css; charset=utf-8")
+        // The tab's icon (issue 36: none): linked from the page, and at /favicon.ico where browsers look by themselves.
+        #expect(index.body.contains("<link rel=\"icon\" href=\"/ui/favicon.svg\" type=\"image/svg+xml\">"))
+        let icon = try served.call("/ui/favicon.svg")
+        #expect(icon.status == 200 && icon.header("Content-Type") == "image/svg+xml", "\(icon.head)")
+        let parsed = try Run.process("/usr/bin/python3", ["-c", """
+            import sys, xml.etree.ElementTree as ET
+            svg = ET.fromstring(sys.stdin.read())
+            print(svg.tag, svg.get('width'), svg.get('height'))
+            """], stdin: Data(icon.body.utf8))
+        #expect(parsed.text == "{http://www.w3.org/2000/svg}svg 32 32\n", "\(parsed.text) \(parsed.stderr)")
+        let ico = try served.call("/favicon.ico")
+        #expect(ico.status == 200 && ico.header("Content-Type") == "image/svg+xml" && ico.body == icon.body)
         #expect(try served.call("/ui/secret.db").status == 404)
         #expect(try served.call("/ui/%2e%2e/farm.db").status == 400)
     }
