@@ -207,8 +207,9 @@ public final class PageProcessor {
             context.record("pdf_image", .object([("image", "original"), ("why", JSON(
                 "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
         }
-        // A script OSD saw that no installed language reads: named with the package that would (issue 36).
-        if engine != .none, options.engine != .neural,
+        // A script OSD saw that no installed language reads: named with the package that would (issue 36), unless
+        // the page reads as text in its language after all.
+        if engine != .none, options.engine != .neural, !MissingLanguage.readsAsItsLanguage(result),
            let missing = MissingLanguage.finding(in: context.findings, languages: options.languages,
                                                  installed: TesseractInfo.installedLanguages) {
             context.record(MissingLanguage.findingName, missing)

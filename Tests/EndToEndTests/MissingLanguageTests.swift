@@ -42,6 +42,13 @@ struct MissingLanguageTests {
         }
         let plain = try Run.ocrfarm(["ocr", "--lang", "auto", latin], environment: environment)
         #expect(plain.status == 0 && !plain.stderr.contains("warning"), "\(plain.stderr)")
+        // An English receipt OSD calls Cyrillic (script confidence 3.8) reads as English: no warning.
+        let receipt = folder.write("sroie-585.jpg", try Fixtures.read("lang/sroie-585.jpg"))
+        let english = try Run.ocrfarm(["ocr", "--format", "json", receipt], environment: environment)
+        #expect(english.status == 0 && !english.stderr.contains("warning"), "\(english.stderr)")
+        let orient = try JSON.parse(Array(english.stdout))["pages"]?[0]?["stages"]?["orient"]
+        #expect(orient?["script"]?.stringValue == "Cyrillic" && (orient?["script_confidence"]?.doubleValue ?? 0) >= 2,
+                "the receipt no longer tests the case: \(orient ?? .null)")
 
         let store = folder.file("farm.db")
         let run = try Run.ocrfarm(["run", "--store", store, "--workers", "1", "--lang", "auto", cyrillic, latin], environment: environment)
