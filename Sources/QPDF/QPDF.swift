@@ -110,10 +110,18 @@ public enum QPDF {
             qpdf_oh_append_item(handle, intents, intent)
             qpdf_oh_replace_key(handle, root, "/OutputIntents", intents)
         }
-        guard qpdf_has_error(handle) == 0, qpdf_init_write(handle, output) & Int32(QPDF_ERRORS) == 0 else { throw failure("update") }
-        qpdf_set_newline_before_endstream(handle, 1)
-        beforeWriting(handle)
-        guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { throw failure("write") }
+        guard qpdf_has_error(handle) == 0 else { throw failure("update") }
+        // QPDFWriter keeps the output name's pointer and reads it again while writing (its /ID seed), so the C
+        // string lives until the write is done (a temporary bridged for `qpdf_init_write` alone was read after it
+        // was freed: AddressSanitizer, heap-use-after-free in QPDFWriter::write).
+        let failed: String? = output.withCString { name in
+            guard qpdf_init_write(handle, name) & Int32(QPDF_ERRORS) == 0 else { return "update" }
+            qpdf_set_newline_before_endstream(handle, 1)
+            beforeWriting(handle)
+            guard qpdf_write(handle) & Int32(QPDF_ERRORS) == 0, qpdf_has_error(handle) == 0 else { return "write" }
+            return nil
+        }
+        if let failed { throw failure(failed) }
     }
 
     /// Splits the PDF at `path` into one file per page in `directory` (which must exist); returns their paths in
