@@ -1,5 +1,4 @@
 import CJemalloc
-import AllocatorSettings
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,13 +36,9 @@ public enum Allocator {
         return mallctl("thread.allocated", &value, &size, nil, 0) == 0 ? value : nil
     }
 
-    /// The options jemalloc starts with when the environment's MALLOC_CONF says nothing else (see
-    /// Sources/AllocatorSettings: large buffers stay in the thread's arena, so the neural engine's are not faulted in
-    /// afresh at every model run).
-    public static var startOptions: String { String(cString: ocrfarm_malloc_conf()) }
-
     /// jemalloc's `oversize_threshold` in force (nil when jemalloc does not answer): allocations this large or
-    /// larger go to an arena that returns their pages at once; 0 turns that arena off.
+    /// larger go to an arena that returns their pages at once; 0 turns that arena off (Sources/AllocatorSettings
+    /// starts it so, unless MALLOC_CONF says otherwise).
     public static var oversizeThreshold: Int? {
         var value = 0
         var size = MemoryLayout<Int>.size

@@ -19,5 +19,3 @@
  * with the same text. MALLOC_CONF in the environment still overrides any of these.
  */
 const char *malloc_conf = "oversize_threshold:0,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
-
-const char *ocrfarm_malloc_conf(void) { return malloc_conf; }
