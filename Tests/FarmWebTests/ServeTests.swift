@@ -301,7 +301,7 @@ struct ServeTests {
         let served = try Served(store: store.path, log: store.folder.file("metrics.log"))
         let first = try served.call("/metrics")
         #expect(first.status == 200 && first.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
-        let promtool = try #require(Run.which("promtool"), "promtool (Debian's prometheus package, Scripts/bootstrap) is needed")
+        let promtool = try #require(Run.which("promtool"), "promtool (Debian's prometheus package, Scripts/test installs it) is needed")
         let folder = TemporaryDirectory("promtool")
         let file = folder.write("metrics.txt", text: first.body)
         let check = try Run.process("/bin/sh", ["-c", "\(promtool) check metrics < \(file)"])
