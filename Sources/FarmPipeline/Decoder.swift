@@ -91,6 +91,11 @@ public struct DecodedPage {
     public var lessCorrected: Pix?
     /// The memory the page may take at the stages (bytes; nil: no budget), so no stage makes it larger than that.
     public var memoryBudget: Int?
+    /// For a JPEG cut short or damaged part way, how many of the file's rows were decoded (the rest of the page is
+    /// white); nil when the whole image decoded.
+    public var rowsRead: Int?
+    /// The file's rows (before its EXIF orientation is applied), for the `truncated` finding.
+    var fileRows = 0
 
     public init(image: Pix, format: ImageFormat, declaredResolution: Int, exifOrientation: Int = 1) {
         self.image = image
@@ -101,9 +106,15 @@ public struct DecodedPage {
 
     /// What decoding found, for the page's JSON.
     public var findings: JSON {
-        .object([("format", JSON(format.description)), ("width", JSON(image.width)), ("height", JSON(image.height)),
-                 ("depth", JSON(image.depth)), ("resolution", JSON(declaredResolution)),
-                 ("exif_orientation", JSON(exifOrientation))])
+        var fields: [(String, JSON)] = [
+            ("format", JSON(format.description)), ("width", JSON(image.width)), ("height", JSON(image.height)),
+            ("depth", JSON(image.depth)), ("resolution", JSON(declaredResolution)), ("exif_orientation", JSON(exifOrientation)),
+        ]
+        if let rowsRead {
+            fields.append(("truncated", .object([("rows_read", JSON(rowsRead)), ("rows", JSON(fileRows)),
+                                                  ("rest", JSON("white"))])))
+        }
+        return .object(fields)
     }
 }
 
@@ -117,30 +128,7 @@ public enum Decoder {
     public static func decode(_ bytes: [UInt8], page: Int = 0, limits: DecodeLimits = DecodeLimits(), keepColor: Bool = true)
         throws(PageFailure) -> DecodedPage
     {
-        let image: Pix
-        var estimate: PageMemoryEstimate?
-        do {
-            // An unreadable header is left to the decoder, whose error says why.
-            if let header = try? Pix.header(of: bytes, page: page), header.pixelCount <= limits.maxPixels {
-                estimate = PageMemoryEstimate(header: header)
-            }
-            if let estimate, estimate.asDecoded > limits.pageMemory {
-                guard !keepColor, estimate.asGray <= limits.pageMemory else {
-                    throw PageFailure(stage: stage, code: .imageTooLarge, message: overBudget(estimate, keepColor: keepColor,
-                                                                                              budget: limits.pageMemory)
-                                          + (limits.budgetSource.map { " (set by the memory limits: \($0))" } ?? ""))
-                }
-                image = try Pix.decodedGray(bytes, page: page, maxPixels: limits.maxPixels)
-            } else {
-                image = try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels)
-            }
-        } catch let failure as PageFailure {
-            throw failure
-        } catch let error as LeptonicaError {
-            throw failure(error)
-        } catch {
-            throw PageFailure(stage: stage, code: .internalError, message: "\(error)")
-        }
+        let (image, rowsRead) = try decodedImage(bytes, page: page, limits: limits, keepColor: keepColor)
         let format = image.inputFormat
         do {
             var normalized = image
@@ -154,10 +142,52 @@ public enum Decoder {
             if normalized !== image { normalized.setResolution(x: image.resolution.x, y: image.resolution.y) }
             var decoded = DecodedPage(image: normalized, format: format, declaredResolution: credible, exifOrientation: orientation)
             decoded.memoryBudget = limits.pageMemory
+            if let rowsRead, rowsRead < image.height {
+                decoded.rowsRead = rowsRead
+                decoded.fileRows = image.height
+            }
             return decoded
         } catch {
             // Each step makes one copy at most of the image's size.
             throw failure(Pix.probedFailure(error, needing: image.width * image.height * 4))
+        }
+    }
+
+    /// The file's image as Leptonica decodes it, within `limits` (see `decode`), and for a JPEG that decodes only
+    /// in part (cut short, damaged part way) how many rows did: those rows, the rest white, rather than no page.
+    /// A JPEG of which no row decodes fails as damaged data.
+    private static func decodedImage(_ bytes: [UInt8], page: Int, limits: DecodeLimits, keepColor: Bool)
+        throws(PageFailure) -> (image: Pix, rowsRead: Int?)
+    {
+        var estimate: PageMemoryEstimate?
+        var gray = false
+        do {
+            // An unreadable header is left to the decoder, whose error says why.
+            if let header = try? Pix.header(of: bytes, page: page), header.pixelCount <= limits.maxPixels {
+                estimate = PageMemoryEstimate(header: header)
+            }
+            if let estimate, estimate.asDecoded > limits.pageMemory {
+                guard !keepColor, estimate.asGray <= limits.pageMemory else {
+                    throw PageFailure(stage: stage, code: .imageTooLarge, message: overBudget(estimate, keepColor: keepColor,
+                                                                                              budget: limits.pageMemory)
+                                          + (limits.budgetSource.map { " (set by the memory limits: \($0))" } ?? ""))
+                }
+                gray = true
+                return (try Pix.decodedGray(bytes, page: page, maxPixels: limits.maxPixels), nil)
+            }
+            return (try Pix(encoded: bytes, page: page, maxPixels: limits.maxPixels), nil)
+        } catch let failure as PageFailure {
+            throw failure
+        } catch let error as LeptonicaError {
+            guard error.kind == .failed, page == 0, ImageFormat.sniff(bytes) == .jpeg else { throw failure(error) }
+            do throws(LeptonicaError) {
+                let partial = try Pix.decodedDamagedJPEG(bytes, luminanceOnly: gray, maxPixels: limits.maxPixels)
+                return (partial.image, partial.rowsRead)
+            } catch {
+                throw failure(error)
+            }
+        } catch {
+            throw PageFailure(stage: stage, code: .internalError, message: "\(error)")
         }
     }
 

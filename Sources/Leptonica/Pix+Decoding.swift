@@ -119,6 +119,62 @@ extension Pix {
         return gray
     }
 
+    /// A JPEG that libjpeg reads only part of (cut short, or damaged part way): the rows decoded before the
+    /// damage, the rest white, and how many rows those are (the image's height when nothing is wrong). Leptonica
+    /// discards the whole image at libjpeg's first warning unless asked to continue, and then what follows the
+    /// damage is libjpeg's filler (gray, or the damage decoded as noise); so the image is read twice, first to learn
+    /// the row the damage begins at (Leptonica names it when it stops), then to the end with that row on painted
+    /// white. `luminanceOnly`: a color JPEG read as gray (`decodedGray`). Throws when no row decodes.
+    public static func decodedDamagedJPEG(_ bytes: [UInt8], luminanceOnly: Bool = false,
+                                          maxPixels: Int? = nil) throws(LeptonicaError) -> (image: Pix, rowsRead: Int) {
+        LeptonicaLibrary.prepare()
+        guard ImageFormat.sniff(bytes) == .jpeg else {
+            throw LeptonicaError("decode", message: "not a JPEG")
+        }
+        let header = try header(of: bytes)
+        if let maxPixels, header.pixelCount > maxPixels {
+            throw LeptonicaError("decode", message: ImageTooLarge.message(header: header, limit: maxPixels), kind: .imageTooLarge)
+        }
+        let luminance = luminanceOnly && header.samplesPerPixel == 3 ? Int32(L_JPEG_READ_LUMINANCE) : 0
+        func read(_ hint: Int32) -> UnsafeMutablePointer<PIX>? {
+            var warnings: Int32 = 0
+            return bytes.withUnsafeBufferPointer { buffer in
+                pixReadMemJpeg(buffer.baseAddress, buffer.count, 0, 1, &warnings, hint | luminance)
+            }
+        }
+        _ = LeptonicaMessages.take()
+        if let whole = read(0) {
+            _ = LeptonicaMessages.take()
+            return (Pix(owning: whole), Int(pixGetHeight(whole)))
+        }
+        let said = LeptonicaMessages.take()
+        // "pixReadStreamJpeg: read error at scanline 542; nwarn = 2": rows 0..<542 came from the file's data.
+        let marker = "read error at scanline "
+        let rows = said.lazy.compactMap { line -> Int? in
+            guard let range = line.firstRange(of: marker) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }.first
+        let detail = said.isEmpty ? "" : " (\(said.joined(separator: "; ")))"
+        guard let rows, rows > 0 else {
+            throw LeptonicaError("decode jpeg", message: "damaged or truncated jpeg data: no row decodes" + detail)
+        }
+        guard let pointer = read(Int32(L_JPEG_CONTINUE_WITH_BAD_DATA)) else {
+            throw LeptonicaError.captured("decode jpeg", fallback: "damaged or truncated jpeg data" + detail)
+        }
+        _ = LeptonicaMessages.take()
+        pixSetInputFormat(pointer, Int32(IFF_JFIF_JPEG))
+        let image = Pix(owning: pointer)
+        if rows < image.height {
+            var rest: UnsafeMutablePointer<BOX>? = boxCreate(0, Int32(rows), Int32(image.width), Int32(image.height - rows))
+            defer { boxDestroy(&rest) }
+            // All bits set: white at 8 and 32 bpp, the depths a JPEG decodes to.
+            guard let rest, pixSetInRect(image.pointer, rest) == 0 else {
+                throw LeptonicaError.captured("pixSetInRect", fallback: "cannot paint the damaged rows white")
+            }
+        }
+        return (image, min(rows, image.height))
+    }
+
     /// 8-bit gray, alpha blended onto white, without the full-size 32-bit copy `removingAlpha()` makes.
     private func grayOnWhite() throws(LeptonicaError) -> Pix {
         guard depth == 32 else { return try grayscale() }

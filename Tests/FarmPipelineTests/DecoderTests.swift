@@ -23,18 +23,62 @@ struct DecoderTests {
         }
     }
 
-    @Test("truncated PNG, JPEG and TIFF data fail as decode-failed")
+    @Test("truncated PNG and TIFF data fail as decode-failed")
     func truncated() throws {
         let page = try Pix(contentsOfFile: Fixtures.phototest).grayscale()
-        for format in [ImageFormat.png, .jpeg, .tiff(.zip)] {
+        for format in [ImageFormat.png, .tiff(.zip)] {
             let bytes = try page.encoded(as: format)
             do {
                 _ = try Decoder.decode(Array(bytes.prefix(bytes.count / 3)))
-                // libjpeg fills a truncated image with gray and warns; that is a decoded page, not a crash.
-                #expect(format == .jpeg, "\(format) truncated should fail")
+                Issue.record("\(format) truncated should fail")
             } catch {
                 #expect(error.code == .decodeFailed)
             }
+        }
+    }
+
+    @Test("a JPEG cut short gives the rows before the cut, the rest white, and a truncated finding",
+          arguments: [("gray", false), ("color", true), ("color read as gray", true)])
+    func truncatedJPEG(name: String, color: Bool) throws {
+        // A color photo (SmartDoc) and a gray page; "read as gray": over the page budget, luminance only.
+        let whole = color ? try Fixtures.read("smartdoc15/background01_letter001_frame_0098.jpeg")
+            : try Pix(contentsOfFile: Fixtures.phototest).grayscale().encoded(as: .jpeg)
+        let cut = Array(whole.prefix(whole.count / 2))
+        let asGray = name == "color read as gray"
+        let limits = asGray ? DecodeLimits(pageMemory: 20 << 20) : DecodeLimits()
+        let full = try Decoder.decode(whole, limits: limits, keepColor: !asGray)
+        let page = try Decoder.decode(cut, limits: limits, keepColor: !asGray)   // threw decode-failed before
+        #expect(page.image.width == full.image.width && page.image.height == full.image.height)
+        let rows = try #require(page.rowsRead)
+        #expect(rows > full.image.height / 5 && rows < full.image.height, "\(rows) of \(full.image.height)")
+        let truncated = try #require(page.findings["truncated"])
+        #expect(truncated["rows_read"]?.intValue == rows)
+        #expect(truncated["rows"]?.intValue == full.image.height)
+        // Below the cut, white; above it, the file's own pixels (the last decoded rows may differ a little: libjpeg
+        // smooths chroma with the row below).
+        let shown = try page.image.grayPixels(), expected = try full.image.grayPixels()
+        let width = shown.width
+        #expect(shown.data[(rows * width)...].allSatisfy { $0 == 255 })
+        let above = (rows - 16) * width
+        var different = 0
+        for i in 0..<above where abs(Int(shown.data[i]) - Int(expected.data[i])) > 2 { different += 1 }
+        #expect(different == 0, "\(different) of \(above) pixels above the cut differ from the whole file's")
+        #expect(!shown.data[..<above].allSatisfy { $0 == 255 })
+        // A whole file has no such finding.
+        #expect(full.rowsRead == nil && full.findings["truncated"] == nil)
+    }
+
+    @Test("a JPEG cut before any row decodes fails as decode-failed, saying so")
+    func truncatedJPEGNothingDecodes() throws {
+        let whole = try Fixtures.read("smartdoc15/background01_letter001_frame_0098.jpeg")
+        // Just past the start of the scan (FF DA): the header reads, no row of pixels does.
+        let scan = try #require((0..<(whole.count - 1)).first { whole[$0] == 0xFF && whole[$0 + 1] == 0xDA })
+        do {
+            let page = try Decoder.decode(Array(whole.prefix(scan + 40)))
+            Issue.record("decoded \(page.rowsRead.map(String.init) ?? "all") rows")
+        } catch {
+            #expect(error.code == .decodeFailed)
+            #expect(error.message.contains("no row decodes"), "\(error.message)")
         }
     }
 
