@@ -177,9 +177,12 @@ public final class PageImages: @unchecked Sendable {
             if format == .png || format == .jpeg, let header = try? Pix.header(of: bytes),
                header.width * header.height <= limits.maxPixels {
                 // Already a browser image within the limit: the file itself, as submitted (not cached: it is
-                // read and checked each time, as IIIF reads it).
+                // read and checked each time, as IIIF reads it). A browser shows a JPEG turned by its EXIF
+                // orientation (CSS image-orientation: from-image), so its size is the turned one.
+                let turned = format == .jpeg && Self.exifTurns(bytes)
                 return BrowserImage(bytes: bytes, mediaType: format == .png ? "image/png" : "image/jpeg",
-                                    width: header.width, height: header.height)
+                                    width: turned ? header.height : header.width,
+                                    height: turned ? header.width : header.height)
             }
         }
         let decoded = try image(of: page, source: source, readSize: readSize)
@@ -255,10 +258,21 @@ public final class PageImages: @unchecked Sendable {
             most = (size.width + 1) * (size.height + 1)
         }
         do throws(LeptonicaError) {
-            return try Pix(encoded: bytes, page: page, maxPixels: most)
+            let image = try Pix(encoded: bytes, page: page, maxPixels: most)
+            // A JPEG as people see it, as the workers decode it (its words' boxes are on the turned picture).
+            guard source.kind == .image, ImageFormat.sniff(bytes) == .jpeg,
+                  let orientation = EXIF.orientation(of: bytes), orientation != 1 else { return image }
+            let shown = try image.oriented(exif: orientation)
+            shown.setResolution(x: image.resolution.x, y: image.resolution.y)
+            return shown
         } catch {
             throw PageImageError(reason: "the page's image cannot be decoded: \(error.message)")
         }
+    }
+
+    /// Whether a JPEG's EXIF orientation swaps its width and height (5-8: a quarter turn).
+    static func exifTurns(_ jpeg: [UInt8]) -> Bool {
+        (5...8).contains(EXIF.orientation(of: jpeg) ?? 1)
     }
 
     /// The resolution a PDF page not read yet is shown at (the workers' for a page without a large image).
@@ -352,6 +366,8 @@ public final class PageImages: @unchecked Sendable {
         let bytes = try checkedBytes(source)
         do throws(LeptonicaError) {
             let header = try Pix.header(of: bytes, page: source.index)
+            // A JPEG's canvas is the picture as shown, turned by its EXIF orientation (as the workers decode it).
+            if header.format == .jpeg && exifTurns(bytes) { return (header.height, header.width) }
             return (header.width, header.height)
         } catch {
             throw PageImageError(reason: "the page's image header cannot be read: \(error.message)")

@@ -215,15 +215,6 @@ public enum Decoder {
 
     /// Turns and mirrors an image the way its EXIF orientation says it should be shown.
     static func applying(orientation: Int, to image: Pix) throws(LeptonicaError) -> Pix {
-        switch orientation {
-        case 2: return try image.flippedHorizontally()
-        case 3: return try image.rotatedOrthogonally(quarterTurns: 2)
-        case 4: return try image.flippedVertically()
-        case 5: return try image.rotatedOrthogonally(quarterTurns: 1).flippedHorizontally()
-        case 6: return try image.rotatedOrthogonally(quarterTurns: 1)
-        case 7: return try image.rotatedOrthogonally(quarterTurns: 1).flippedVertically()
-        case 8: return try image.rotatedOrthogonally(quarterTurns: 3)
-        default: return image
-        }
+        try image.oriented(exif: orientation)
     }
 }

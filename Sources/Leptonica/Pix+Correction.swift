@@ -78,6 +78,21 @@ extension Pix {
         return try Pix.make("pixFlipTB", pixFlipTB(nil, pointer))
     }
 
+    /// Turned and mirrored the way an EXIF orientation (1 upright … 8) says the picture is shown; itself for 1 or
+    /// an unknown value.
+    public func oriented(exif orientation: Int) throws(LeptonicaError) -> Pix {
+        switch orientation {
+        case 2: return try flippedHorizontally()
+        case 3: return try rotatedOrthogonally(quarterTurns: 2)
+        case 4: return try flippedVertically()
+        case 5: return try rotatedOrthogonally(quarterTurns: 1).flippedHorizontally()
+        case 6: return try rotatedOrthogonally(quarterTurns: 1)
+        case 7: return try rotatedOrthogonally(quarterTurns: 1).flippedVertically()
+        case 8: return try rotatedOrthogonally(quarterTurns: 3)
+        default: return self
+        }
+    }
+
     /// The skew of text lines in degrees (counter-clockwise positive) within ±`range`, and the confidence;
     /// nil when there is too little text to measure.
     public func skewAngle(range: Double = 15) throws(LeptonicaError) -> (angle: Double, confidence: Double)? {
