@@ -50,7 +50,7 @@ extension FarmReport {
                 ("id", JSON(record.id.rawValue)), ("host", JSON(record.host)), ("pid", JSON(record.pid)),
                 ("slots", JSON(record.slots)), ("engine", JSON(record.engine)), ("state", JSON(worker.condition.rawValue)),
                 ("pages_done", JSON(record.pagesDone)), ("pages_failed", JSON(record.pagesFailed)),
-                ("pages_per_second", .rounded(worker.pagesPerSecond, places: 3)),
+                ("pages_per_second", .rounded(worker.pagesPerSecond, places: 3)), ("leased", JSON(worker.leased)),
                 ("last_seen", JSON(Clock.iso8601(record.lastSeen))),
                 ("seconds_since_seen", .rounded(max(0, generatedAt - record.lastSeen), places: 1)),
             ])

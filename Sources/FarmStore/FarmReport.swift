@@ -103,9 +103,13 @@ public struct FarmReport: Sendable {
     public struct WorkerReport: Sendable, Equatable {
         public let record: WorkerRecord
         public let condition: WorkerCondition
-        /// Pages it finished per second over the last minute (estimated from the recent sample when more than
-        /// `sampleSize` pages finished in that minute).
+        /// Its share of the farm's pace over the last minute (`Throughput.lastMinute`): the share of that minute's
+        /// results it finished (from the recent sample when more than `sampleSize` pages finished in it). The
+        /// workers' rates add up to the farm's, which the ETA is reckoned from.
         public let pagesPerSecond: Double
+        /// Pages leased to it now: those its slots are reading and those it holds ahead (its prefetch, decision
+        /// 0014), so a farm's `leased` may pass the sum of its slots.
+        public let leased: Int
 
         public subscript<Value>(dynamicMember field: KeyPath<WorkerRecord, Value>) -> Value { record[keyPath: field] }
     }

@@ -50,6 +50,7 @@ section.card { background: #fff; border: 1px solid #dde1ea; border-radius: 6px; 
 .counts { display: flex; gap: 12px; flex-wrap: wrap; }
 .count { min-width: 90px; padding: 8px; border-radius: 4px; background: #eef1f7; text-align: center; }
 .count b { display: block; font-size: 22px; }
+.count small { display: block; font-size: 11px; color: #667; }
 .count.failed b { color: #b3261e; } .count.done b { color: #1b7f3b; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eceef3; vertical-align: top; }
@@ -206,21 +207,31 @@ async function refresh() {
   $("updated").textContent = "Updated " + status.generated_at + (status.coordinator_running ? " · coordinator running" : " · no coordinator running");
   const counts = $("counts");
   clear(counts);
+  // A worker leases the pages its slots read and a few ahead (its prefetch), so `leased` may pass the slots: the
+  // card says how many are being read (at most each live worker's slots) and how many wait in the workers.
+  const live = status.workers.filter((w) => w.state !== "gone");
+  const reading = Math.min(status.pages.leased, live.reduce((sum, w) => sum + Math.min(w.leased || 0, w.slots), 0));
   for (const state of ["total", "queued", "leased", "done", "failed"]) {
-    counts.append(el("div", { class: "count " + state }, el("b", { id: "count-" + state, text: String(status.pages[state]) }), state));
+    const card = el("div", { class: "count " + state }, el("b", { id: "count-" + state, text: String(status.pages[state]) }), state);
+    if (state === "leased" && status.pages.leased > 0) {
+      const ahead = status.pages.leased - reading;
+      card.append(el("small", { id: "leased-detail", text: reading + " reading" + (ahead > 0 ? " · " + ahead + " fetched ahead" : ""),
+        title: "Each worker holds the pages its slots read and fetches the next ones ahead, so leased may pass the slots" }));
+    }
+    counts.append(card);
   }
   counts.append(el("div", { class: "count" }, el("b", { id: "count-documents", text: String(status.documents) }), "documents"));
 
   const t = status.throughput;
   const rates = $("rates");
   clear(rates);
-  rates.append("Pages/s: last minute " + fmt(t.last_minute, 3) + ", last 10 min " + fmt(t.last_10_minutes, 3) +
-    ", last hour " + fmt(t.last_hour, 3) + ", since the start " + fmt(t.overall, 3) + ". ");
+  rates.append("Pages/s: last minute " + fmt(t.last_minute, 3) + " (the workers' rates below add up to it), last 10 min " +
+    fmt(t.last_10_minutes, 3) + ", last hour " + fmt(t.last_hour, 3) + ", since the start " + fmt(t.overall, 3) + ". ");
   // The ETA as `ocrfarm status` words it: status gives a number only while a coordinator is live and pages go.
   const remaining = status.pages.queued + status.pages.leased;
   let eta;
   if (status.eta_seconds === 0) eta = "ETA: nothing left to read";
-  else if (status.eta_seconds !== null && status.eta_seconds !== undefined) eta = "ETA " + duration(status.eta_seconds) + " (" + remaining + " pages left)";
+  else if (status.eta_seconds !== null && status.eta_seconds !== undefined) eta = "ETA " + duration(status.eta_seconds) + " (" + remaining + " pages left at " + fmt(t.last_minute, 3) + " pages/s)";
   else if (!status.coordinator_running) eta = "ETA: none, no coordinator is running (" + remaining + " pages wait)";
   else eta = "ETA: unknown (" + remaining + " pages left; no page done in the last minute)";
   rates.append(el("strong", { id: "eta", text: eta }));
@@ -235,9 +246,10 @@ async function refresh() {
   const listed = status.workers.filter((w) => !longGone.includes(w));
   if (status.workers.length === 0) workers.append(el("p", { class: "muted", text: "No workers have registered." }));
   if (listed.length > 0) {
-    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Worker", "Slots", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
+    const table = el("table", { id: "workers-table" }, el("tr", {}, ...["Worker", "Slots", "Leased", "Pages/s", "Done", "Failed", "Last heard", "State"].map((h) => el("th", { text: h }))));
     for (const w of listed) {
-      table.append(el("tr", {}, el("td", { text: w.host + " pid " + w.pid, title: w.id }), el("td", { text: String(w.slots) }), el("td", { text: fmt(w.pages_per_second, 3) }),
+      table.append(el("tr", {}, el("td", { text: w.host + " pid " + w.pid, title: w.id }), el("td", { text: String(w.slots) }),
+        el("td", { text: String(w.leased || 0), title: "pages its slots read and pages it fetched ahead" }), el("td", { text: fmt(w.pages_per_second, 3) }),
         el("td", { text: String(w.pages_done) }), el("td", { text: String(w.pages_failed) }),
         el("td", { text: duration(w.seconds_since_seen) + " ago" }), el("td", { class: "state-" + w.state, text: w.state })));
     }

@@ -35,7 +35,8 @@ struct StatusCommand: Command {
     throughput{last_minute, last_10_minutes, last_hour, overall} (pages/s), eta_seconds (0 when nothing is left,
     null when unknown), failures[{code, count, example{page_id, document, page, source, stage, message}}],
     workers[{id, host, pid, slots, engine, state (alive, silent, gone), pages_done, pages_failed,
-    pages_per_second, last_seen, seconds_since_seen}], stage_times{sample, stages[{stage, p50_ms, p95_ms}]},
+    pages_per_second (its share of the last minute's pace: the workers' add up to it), leased (pages it holds:
+    those its slots read and those it fetched ahead), last_seen, seconds_since_seen}], stage_times{sample, stages[{stage, p50_ms, p95_ms}]},
     liveness{heartbeat_ms, liveness, silent_after_seconds}, store_disk{available_bytes, total_bytes, full} (the
     store's file system; full below 4 MB), coordinator_running, coordinator{…its counters}.
     With --watch, JSON is one line per report. With --quality, also quality{measured, unmeasured, below_half,
@@ -267,7 +268,7 @@ enum StatusText {
             text += "workers (silent after \(Format.fixed(report.liveness.silentAfterSeconds, 1)) s unheard):\n"
             for worker in shownWorkers {
                 let record = worker.record
-                text += "  \(record.id)  \(record.host)  \(worker.condition.rawValue)  slots \(record.slots)  done \(record.pagesDone)"
+                text += "  \(record.id)  \(record.host)  \(worker.condition.rawValue)  slots \(record.slots)  leased \(worker.leased)  done \(record.pagesDone)"
                 text += "  failed \(record.pagesFailed)  \(Format.fixed(worker.pagesPerSecond, 2)) pages/s"
                 text += "  last heard \(Format.fixed(max(0, now - record.lastSeen), 1)) s ago\n"
             }

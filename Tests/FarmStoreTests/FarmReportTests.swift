@@ -82,11 +82,53 @@ struct FarmReportTests {
         #expect(recognize.p50 == 1000 && recognize.p95 == 1900 && recognize.count == 20)
         #expect(report.stages.map(\.stage) == ["decode", "recognize"])
         #expect(report.workers.map(\.condition) == [.alive, .silent])
-        #expect(report.workers.first?.pagesPerSecond == 20.0 / 60)
+        // Its share of the farm's pace (it read all 20), not its 20 pages spread over the minute (0.33/s beside an
+        // ETA reckoned at 1/s).
+        #expect(abs((report.workers.first?.pagesPerSecond ?? 0) - report.throughput.lastMinute) < 1e-9)
+        #expect(report.workers.map(\.leased) == [1, 0], "the page leased to host-a")
 
         let scoped = try store.report(scope: try store.documents(named: "done.pdf"), now: now)
         #expect(scoped.pages.total == 20 && scoped.pages.done == 20 && scoped.etaSeconds == 0 && scoped.failures.isEmpty)
         #expect(try store.report(now: now + 120).etaSeconds == nil, "nothing finished in the last minute: unknown")
+    }
+
+    @Test("two one-slot workers: their rates add up to the pace the ETA is reckoned from; leased 3 is 2 read and 1 fetched ahead")
+    func workerRatesAndLeases() throws {
+        let (a, b) = (WorkerID("host-a/1/x"), WorkerID("host-b/2/y"))
+        try store.write {
+            for (id, host, pid) in [(a, "host-a", 1), (b, "host-b", 2)] {
+                try store.workerJoined(id, host: host, pid: pid, slots: 1, engine: "t", languages: ["eng"], version: "v", now: now - 100)
+            }
+            try store.workersHeard([(a, now - 1), (b, now - 1)])
+            try store.setSetting("counters", #"{"heartbeat_at":\#(now - 1)}"#)
+        }
+        // A batch that started 20 s ago: a read 14 pages, b 7, over the last 20 s; 9 pages left, 3 of them leased
+        // (a's slot and the page it fetched ahead, b's slot).
+        let pages = try add("batch.pdf", pages: 30, submitted: now - 25)
+        try store.write {
+            for (index, page) in pages.prefix(21).enumerated() {
+                let by = index % 3 == 2 ? b : a
+                let at = now - 20 + Double(index)
+                let attempt = try #require(try store.lease(page, to: by, now: at - 1, expires: at + 100))
+                let output = PageOutput(engine: "t", text: "x", meanConfidence: 90, width: 1, height: 1, structure: [], timings: "{}")
+                _ = try store.complete(attempt, by: by, output: output, startedAt: at - 1, now: at)
+            }
+            for (page, by) in zip(pages[21..<24], [a, a, b]) { _ = try store.lease(page, to: by, now: now - 1, expires: now + 100) }
+        }
+        let report = try store.report(now: now)
+        #expect(report.pages.leased == 3 && report.pages.remaining == 9)
+        let rates = Dictionary(uniqueKeysWithValues: report.workers.map { ($0.record.id, $0.pagesPerSecond) })
+        let pace = report.throughput.lastMinute
+        #expect(abs(pace - 1) < 1e-9, "21 pages one a second")
+        // Before: 14/60 and 7/60 pages/s (0.35 together) beside an ETA of 9 s at 1 page/s.
+        #expect(abs((rates[a] ?? 0) - pace * 14 / 21) < 1e-9 && abs((rates[b] ?? 0) - pace * 7 / 21) < 1e-9, "\(rates)")
+        #expect(abs(rates.values.reduce(0, +) - pace) < 1e-9)
+        #expect(abs((report.etaSeconds ?? 0) - 9 / rates.values.reduce(0, +)) < 1e-6)
+        let leased = Dictionary(uniqueKeysWithValues: report.workers.map { ($0.record.id, $0.leased) })
+        #expect(leased == [a: 2, b: 1])
+        let json = report.json
+        #expect(json["workers"]?[0]?["leased"]?.intValue != nil)
+        #expect(json["workers"]?.arrayValue?.compactMap { $0["leased"]?.intValue }.reduce(0, +) == 3)
     }
 
     /// The farm's counts and unfinished documents as counting every page gives them (what `report` read before
