@@ -81,7 +81,16 @@ mark { background: #ffe27a; }
 .tooltip { position: fixed; pointer-events: none; background: #1d2330; color: #fff; padding: 4px 8px; border-radius: 4px; font-size: 12px; max-width: 320px; z-index: 10; }
 .downloads a { margin-right: 10px; }
 .nav-pages { margin: 8px 0; }
-.nav-pages a { margin-right: 12px; }
+img.thumb { display: block; width: 72px; height: 96px; object-fit: contain; background: #eef1f7; border: 1px solid #dde1ea; }
+img.thumb.unavailable, .stage img.unavailable { visibility: hidden; }
+td.thumb-cell { width: 80px; }
+.hit { display: flex; gap: 12px; align-items: flex-start; }
+.busy { color: #b26a00; }
+.reader-bar { display: flex; gap: 14px; align-items: baseline; margin: 0 0 8px; flex-wrap: wrap; }
+.reading .pageview .stage { width: auto; max-width: none; }
+.reading .stage img { width: auto; max-width: 58vw; max-height: calc(100vh - 120px); }
+.reading .text { max-height: calc(100vh - 120px); }
+.nav-pages > * { margin-right: 12px; }
 .requeue-answer { margin-left: 8px; }
 """##
 
@@ -149,11 +158,12 @@ let current = null;   // the page view's data, for the keyboard
 function view() { return $("view"); }
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
-// MARK: Routing: #/, #/documents[/AFTER], #/document/ID, #/page/ID, #/search/QUERY
+// MARK: Routing: #/, #/documents[/AFTER], #/document/ID, #/page/ID, #/read/PAGE_ID, #/search/QUERY
 
 function route() {
   if (poller) { clearInterval(poller); poller = null; }
   current = null;
+  view().classList.remove("reading");
   const hash = location.hash.replace(/^#/, "") || "/";
   const parts = hash.split("/").filter((p) => p.length > 0);
   for (const id of ["nav-dashboard", "nav-documents"]) $(id).classList.remove("current");
@@ -162,6 +172,7 @@ function route() {
   if (parts[0] === "documents") { $("nav-documents").classList.add("current"); documents(parts[1] || ""); return; }
   if (parts[0] === "document" && parts[1]) { documentPages(parts[1], parts[2] || ""); return; }
   if (parts[0] === "page" && parts[1]) { pageView(parts[1]); return; }
+  if (parts[0] === "read" && parts[1]) { reader(parts[1]); return; }
   if (parts[0] === "search") {
     const query = decodeURIComponent(parts.slice(1).join("/"));
     $("search-box").value = query;
@@ -351,12 +362,17 @@ async function documents(after) {
   let list;
   try { list = await api("/api/documents?limit=25" + (after ? "&after=" + encodeURIComponent(after) : "")); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
-  const table = el("table", { id: "documents-table" }, el("tr", {}, ...["Document", "Pages", "Done", "Failed", "Progress", "Quality (mean / lowest)"].map((h) => el("th", { text: h }))));
+  const table = el("table", { id: "documents-table" }, el("tr", {}, ...["", "Document", "Pages", "Done", "Failed", "Progress", "Quality (mean / lowest)", ""].map((h) => el("th", { text: h }))));
   for (const d of list.documents) {
-    table.append(el("tr", {}, el("td", {}, el("a", { href: "#/document/" + d.id, text: d.name })), el("td", { text: String(d.pages.total) }),
+    // The document's first page as a thumbnail, asked for when its row comes into view.
+    const thumb = el("td", { class: "thumb-cell", "data-document": String(d.id) });
+    firstPageThumbnail(thumb, d.id);
+    table.append(el("tr", {}, thumb, el("td", {}, el("a", { href: "#/document/" + d.id, text: d.name })), el("td", { text: String(d.pages.total) }),
       el("td", { text: String(d.pages.done) }), el("td", { text: String(d.pages.failed) }),
       el("td", {}, el("progress", { max: "1", value: String(d.progress) }), " " + Math.round(d.progress * 100) + "%"),
-      el("td", { text: d.quality.measured ? fmt(d.quality.mean, 3) + " / " + fmt(d.quality.min, 3) : "–" })));
+      el("td", { text: d.quality.measured ? fmt(d.quality.mean, 3) + " / " + fmt(d.quality.min, 3) : "–" }),
+      el("td", {}, el("a", { class: "read-link", "data-document": String(d.id), href: "#/document/" + d.id, text: "read",
+        onclick: (event) => { event.preventDefault(); readDocument(d.id); } }))));
   }
   root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
     after ? el("a", { href: "#/documents", text: "⇤ first" }) : null,
@@ -369,9 +385,10 @@ async function documentPages(id, after) {
   try { list = await api("/api/documents/" + encodeURIComponent(id) + "/pages?limit=100" + (after ? "&after=" + encodeURIComponent(after) : "")); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
   root.append(el("h2", { text: list.document.name + " (" + list.document.page_count + " pages)" }));
-  const table = el("table", {}, el("tr", {}, ...["Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
+  if (list.pages.length) root.append(el("p", {}, el("a", { id: "read-document", href: "#/read/" + list.pages[0].id, text: "Read page after page →" })));
+  const table = el("table", { id: "pages-table" }, el("tr", {}, ...["", "Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
   for (const p of list.pages) {
-    table.append(el("tr", {}, el("td", {}, el("a", { href: "#/page/" + p.id, text: "page " + p.number })), el("td", { text: p.state }),
+    table.append(el("tr", {}, el("td", { class: "thumb-cell" }, thumbnail(p.id)), el("td", {}, el("a", { href: "#/page/" + p.id, text: "page " + p.number })), el("td", { text: p.state }),
       el("td", { text: fmt(p.mean_confidence) }), el("td", { text: fmt(p.quality, 3) }),
       el("td", { text: p.failure ? p.failure.code + ": " + (p.failure.message || "") : "" })));
   }
@@ -397,9 +414,84 @@ async function search(query) {
     const snippet = el("div", { class: "snippet" });
     for (const part of hit.snippet) snippet.append(part.match ? el("mark", { text: part.text }) : document.createTextNode(part.text));
     hits.append(el("div", { class: "hit card", "data-page": String(hit.page_id) },
-      el("a", { href: "#/page/" + hit.page_id, text: hit.document.name + " — page " + hit.page }), snippet));
+      el("a", { class: "hit-thumb", href: "#/page/" + hit.page_id }, thumbnail(hit.page_id)),
+      el("div", {}, el("a", { href: "#/page/" + hit.page_id, text: hit.document.name + " — page " + hit.page }), snippet)));
   }
   root.append(hits);
+}
+
+// MARK: Images that wait out a busy server
+
+// The server makes page images on two threads with four more requests waiting (docs/api.md); past that it answers
+// 503 with Retry-After. An image that met it is asked for again after that many seconds (then 2× and 3× it; at
+// most IMAGE_RETRIES times: about half a minute), `note` saying "busy" meanwhile; another refusal is named in
+// `note`. An image without a note (a thumbnail) is hidden when it cannot be had.
+const IMAGE_RETRIES = 6;
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+function retryingImage(image, url, note) {
+  let tries = 0;
+  image.addEventListener("load", () => { if (note) note.hidden = true; image.classList.remove("unavailable"); });
+  image.addEventListener("error", async () => {
+    if (!image.isConnected) return;
+    // An <img> does not see the status: ask once more to learn it (a 503 costs the server nothing).
+    let response = null;
+    try { response = await fetch(url, { headers: token() ? { Authorization: "Bearer " + token() } : {} }); } catch (error) { response = null; }
+    if (!image.isConnected) return;
+    if (response && (response.status === 503 || response.ok) && tries < IMAGE_RETRIES) {
+      tries++;
+      // Retry-After, then twice and three times it: a queue that is slow to drain is not asked every 2 s.
+      const after = Math.min(30, Math.max(1, Number(response.headers.get("Retry-After")) || 2));
+      const wait = response.ok ? 0 : after * Math.min(tries, 3);
+      if (note && wait > 0) {
+        note.id = "image-busy";
+        note.className = "muted busy";
+        note.textContent = "The image server is busy: trying again in " + wait + " s (" + tries + " of " + IMAGE_RETRIES + ")";
+        note.hidden = false;
+      }
+      image.dataset.retries = String(tries);
+      image.classList.add("unavailable");   // no broken-image icon while it waits
+      await sleep(wait * 1000);
+      if (image.isConnected) image.src = url + (url.includes("?") ? "&" : "?") + "try=" + tries;
+      return;
+    }
+    let reason = "the page image cannot be shown";
+    if (response && response.status === 503) reason = "the image server stayed busy after " + tries + " tries; reload to try again";
+    else if (response) { try { const body = await response.json(); if (body && body.error) reason = body.error; } catch (error) { /* not JSON */ } }
+    image.classList.add("unavailable");
+    if (note) {
+      note.id = "image-error";
+      note.className = "error";
+      note.textContent = reason;
+      note.hidden = false;
+    }
+  });
+  image.src = url;
+}
+
+// A page's thumbnail from the IIIF image service (at most 144 × 192, never enlarged), loaded when it scrolls into view.
+function thumbnail(pageId) {
+  const image = el("img", { class: "thumb", loading: "lazy", alt: "", "data-page": String(pageId) });
+  retryingImage(image, "/iiif/image/" + pageId + "/full/!144,192/0/default.jpg", null);
+  return image;
+}
+
+// The first page's thumbnail of a document in `cell`, once the cell is in view (the document list has no page ids).
+const thumbnailWatcher = "IntersectionObserver" in window ? new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (!entry.isIntersecting) continue;
+    thumbnailWatcher.unobserve(entry.target);
+    const cell = entry.target;
+    api("/api/documents/" + cell.dataset.document + "/pages?limit=1").then((list) => {
+      if (list.pages.length && cell.isConnected) cell.append(thumbnail(list.pages[0].id));
+    }).catch(() => {});
+  }
+}, { rootMargin: "200px" }) : null;
+
+function firstPageThumbnail(cell, documentId) {
+  cell.dataset.document = String(documentId);
+  if (thumbnailWatcher) thumbnailWatcher.observe(cell);
 }
 
 // MARK: Page view
@@ -425,30 +517,75 @@ async function pageView(id) {
   let page;
   try { page = await api("/api/pages/" + encodeURIComponent(id)); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
-  current = page;
+  current = { next: page.next ? "#/page/" + page.next : null, previous: page.previous ? "#/page/" + page.previous : null };
   const title = el("h2", {}, el("a", { href: "#/document/" + page.document.id, text: page.document.name || "" }), " — page " + page.number + " (" + page.state + ")");
   const nav = el("div", { class: "nav-pages" },
     page.previous ? el("a", { href: "#/page/" + page.previous, id: "previous-page", text: "← previous (k)" }) : el("span", { class: "muted", text: "first page " }),
-    page.next ? el("a", { href: "#/page/" + page.next, id: "next-page", text: "next (j) →" }) : el("span", { class: "muted", text: " last page" }));
+    page.next ? el("a", { href: "#/page/" + page.next, id: "next-page", text: "next (j) →" }) : el("span", { class: "muted", text: " last page" }),
+    el("a", { href: "#/read/" + page.id, id: "read-from-here", text: "read from here" }));
   const downloads = el("div", { class: "downloads" }, "Download: ");
   for (const name of ["pdf", "text", "hocr", "alto", "page", "json"]) {
     if (page.links[name]) downloads.append(el("a", { href: page.links[name], download: "", text: name === "page" ? "PAGE" : name.toUpperCase() }));
   }
   root.append(title, nav, downloads);
+  showPage(root, page);
+}
+
+// The reader: a document page after page, each page's image with its word boxes beside its text, paged with the
+// arrow keys, PageUp/PageDown, j/k, Home for the first page; the next page's image is fetched while this one is read.
+async function reader(id) {
+  const root = view();
+  let page;
+  try { page = await api("/api/pages/" + encodeURIComponent(id)); }
+  catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
+  let total = null, first = null;
+  try {
+    const start = await api("/api/documents/" + page.document.id + "/pages?limit=1");
+    total = start.document.page_count;
+    first = start.pages.length ? start.pages[0].id : null;
+  } catch (error) { total = null; }
+  if (location.hash !== "#/read/" + id) return;   // paged on meanwhile
+  current = { reader: true, next: page.next ? "#/read/" + page.next : null, previous: page.previous ? "#/read/" + page.previous : null,
+              first: first && first !== page.id ? "#/read/" + first : null };
+  root.classList.add("reading");
+  root.append(el("div", { class: "reader-bar" },
+    el("a", { href: "#/document/" + page.document.id, text: page.document.name || "" }),
+    el("span", { id: "reader-position", text: " page " + page.number + (total ? " of " + total : "") + " " }),
+    page.previous ? el("a", { href: "#/read/" + page.previous, id: "reader-previous", text: "← previous" }) : el("span", { class: "muted", text: "first page" }),
+    page.next ? el("a", { href: "#/read/" + page.next, id: "reader-next", text: "next →" }) : el("span", { class: "muted", text: "last page" }),
+    el("span", { class: "muted", text: "← → PageUp PageDown j k Home" }),
+    el("a", { href: "#/page/" + page.id, text: "page view" })));
+  showPage(root, page);
+  // The next page's image, so paging on shows it at once (one request; a busy server answers it 503 and no more).
+  if (page.next) {
+    const ahead = new Image();
+    ahead.src = "/api/pages/" + page.next + "/image";
+  }
+}
+
+// Opens the reader at a document's first page.
+async function readDocument(documentId) {
+  try {
+    const start = await api("/api/documents/" + documentId + "/pages?limit=1");
+    if (start.pages.length) location.hash = "#/read/" + start.pages[0].id;
+  } catch (error) { location.hash = "#/document/" + documentId; }
+}
+
+// A page's image with its word boxes, and its text beside it.
+function showPage(root, page) {
   if (page.failure) root.append(el("p", { class: "error", text: page.failure.code + ": " + (page.failure.message || "") }));
   const result = page.result;
   const stage = el("div", { class: "stage" });
-  const image = el("img", { id: "page-image", alt: "page " + page.number, src: page.links.image });
+  const image = el("img", { id: "page-image", alt: "page " + page.number });
   const overlay = svg("svg", { id: "overlay", preserveAspectRatio: "none" });
   stage.append(image, overlay);
   const text = el("div", { class: "text", id: "page-text" });
-  root.append(el("div", { class: "pageview" }, stage, text));
-  // An image the server cannot make (its file moved or changed, a render past its limit) is named, not left blank.
-  image.addEventListener("error", async () => {
-    let reason = "the page image cannot be shown";
-    try { await api(page.links.image); } catch (error) { reason = error.message; }
-    stage.prepend(el("p", { class: "error", id: "image-error", text: reason }));
-  });
+  // Why the image is not there yet or at all: the server busy (asked again after its Retry-After), or a refusal
+  // (its file moved or changed, a render past its limit), named, not left blank.
+  const note = el("p", { class: "muted", id: "image-note" });
+  note.hidden = true;
+  root.append(note, el("div", { class: "pageview" }, stage, text));
+  retryingImage(image, page.links.image, note);
   if (!result) { text.append(el("p", { class: "muted", text: "Not read yet." })); return; }
 
   // The words' boxes are in the read image's pixels. When the page was a photo straightened by a perspective
@@ -514,6 +651,7 @@ async function pageView(id) {
   text.append(el("p", { class: "muted", text: "Mean confidence " + fmt(result.mean_confidence) + (result.quality !== null ? ", quality " + fmt(result.quality, 3) : "") + " · " + result.engine }));
 }
 
+
 // MARK: Keyboard and start
 
 function typing(event) {
@@ -525,8 +663,12 @@ document.addEventListener("keydown", (event) => {
   if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.key === "/") { event.preventDefault(); $("search-box").focus(); $("search-box").select(); return; }
   if (!current) return;
-  if ((event.key === "j" || event.key === "ArrowRight") && current.next) location.hash = "#/page/" + current.next;
-  if ((event.key === "k" || event.key === "ArrowLeft") && current.previous) location.hash = "#/page/" + current.previous;
+  // The reader also pages with PageDown/PageUp (instead of scrolling) and goes to the first page with Home.
+  const next = event.key === "j" || event.key === "ArrowRight" || (current.reader && event.key === "PageDown");
+  const previous = event.key === "k" || event.key === "ArrowLeft" || (current.reader && event.key === "PageUp");
+  if (next && current.next) { event.preventDefault(); location.hash = current.next; }
+  if (previous && current.previous) { event.preventDefault(); location.hash = current.previous; }
+  if (current.reader && event.key === "Home" && current.first) { event.preventDefault(); location.hash = current.first; }
 });
 
 document.addEventListener("DOMContentLoaded", () => {

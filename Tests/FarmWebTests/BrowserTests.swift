@@ -111,9 +111,39 @@ struct BrowserTests {
         let brokenPage = try #require(documents.first { $0["name"]?.stringValue == "broken.png" }?["id"]?.intValue)
         let retried = try served.call("/api/documents/\(brokenPage)/pages").json?["pages"]?[0]
         #expect(retried?["attempts"]?.intValue ?? 0 >= 2 && retried?["state"]?.stringValue == "failed", "\(retried ?? .null)")
-        for name in ["dashboard.png", "page.png", "photo.png", "page-pdf.png", "page-tiff.png", "page-moved.png"] {
+        for name in ["dashboard.png", "page.png", "photo.png", "page-pdf.png", "page-tiff.png", "page-moved.png", "documents.png",
+                     "search-english.png", "reader.png"] {
             #expect(FileManager.default.fileExists(atPath: out + "/" + name), "screenshot \(name)")
         }
+    }
+
+    @Test("the viewer waits out a full image queue: 'busy' shown, asked again after Retry-After, the image then shown",
+          .enabled(if: Browser.available), .timeLimit(.minutes(5)))
+    func busyImageServer() throws {
+        try #require(Browser.pythonHasModules, "python3-selenium and python3-pil (Debian) are needed")
+        // Submitted, not read: six 4000 × 4000 pt PDF pages (each made a 5000 × 5000 image by pdftoppm, a few
+        // seconds) fill the server's two image threads and its queue of four; the viewed page is a small PNG.
+        let folder = TemporaryDirectory("browser-busy")
+        let store = folder.file("farm.db")
+        let pdf = folder.write("big.pdf", TestPDF.pages(Array(repeating: (4000, 4000, 0), count: 6)))
+        let submit = try Run.ocrfarm(["submit", "--store", store, pdf, Fixtures.packageRoot + "/Samples/pages/clean-000.png"])
+        try #require(submit.status == 0, "ocrfarm submit: \(submit.stderr)")
+        let served = try Served(store: store, log: folder.file("serve.log"))
+        let documents = try #require(served.call("/api/documents").json?["documents"]?.arrayValue)
+        func pages(_ name: String) throws -> [JSON] {
+            let document = try #require(documents.first { $0["name"]?.stringValue == name }?["id"]?.intValue)
+            return try #require(served.call("/api/documents/\(document)/pages").json?["pages"]?.arrayValue)
+        }
+        let flood = try pages("big.pdf").compactMap { $0["id"] }
+        try #require(flood.count == 6)
+        let out = Fixtures.packageRoot + "/.build/test-output/browser"
+        try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let config: JSON = .object([("base", JSON("http://127.0.0.1:\(served.port)")), ("out", JSON(out)),
+                                    ("flood", .array(flood)), ("page", try #require(try pages("clean-000.png").first?["id"]))])
+        let check = try Run.process("/usr/bin/python3", [Browser.script, "busy", folder.write("config.json", text: config.rendered)])
+        print(check.text)
+        #expect(check.status == 0, "browser check:\n\(check.text)\n\(check.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/page-busy.png"))
     }
 
     @Test("the UI files are served with the CSP and no inline script or style; other /ui/ names are 404")
