@@ -46,7 +46,7 @@ header a.current { color: #fff; font-weight: 600; }
 main { padding: 16px; }
 h2 { margin: 8px 0; font-size: 16px; }
 section.card { background: #fff; border: 1px solid #dde1ea; border-radius: 6px; padding: 12px; margin-bottom: 12px; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 12px; }
 .counts { display: flex; gap: 12px; flex-wrap: wrap; }
 .count { min-width: 90px; padding: 8px; border-radius: 4px; background: #eef1f7; text-align: center; }
 .count b { display: block; font-size: 22px; }

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 #endif
 @testable import FarmWeb
+import FarmStore
 
 /// What the browser test needs: Debian's chromium, chromium-driver, python3-selenium and python3-pil (Scripts/test
 /// installs them). Under OCRFARM_REQUIRE_ALL_TESTS=1 the test always runs, so a missing one fails it.
@@ -117,7 +118,7 @@ struct BrowserTests {
         }
     }
 
-    @Test("the viewer waits out a full image queue: 'busy' shown, asked again after Retry-After, the image then shown",
+    @Test("leased 3 of two one-slot workers is shown as 2 read, 1 fetched ahead; the viewer waits out a full image queue: 'busy' shown, asked again after Retry-After, the image then shown",
           .enabled(if: Browser.available), .timeLimit(.minutes(5)))
     func busyImageServer() throws {
         try #require(Browser.pythonHasModules, "python3-selenium and python3-pil (Debian) are needed")
@@ -128,6 +129,23 @@ struct BrowserTests {
         let pdf = folder.write("big.pdf", TestPDF.pages(Array(repeating: (4000, 4000, 0), count: 6)))
         let submit = try Run.ocrfarm(["submit", "--store", store, pdf, Fixtures.packageRoot + "/Samples/pages/clean-000.png"])
         try #require(submit.status == 0, "ocrfarm submit: \(submit.stderr)")
+        // Two one-slot workers holding three pages (the "leased 3"): host-a reads one and has fetched the
+        // next ahead, host-b reads one. The dashboard must say so.
+        do {
+            let farm = try Store(path: store)
+            let now = Clock.now
+            let (a, b) = (WorkerID("host-a/101/x"), WorkerID("host-b/102/y"))
+            let big = try farm.pages(of: try farm.documents(named: "big.pdf").map(\.id)).map(\.id)
+            try farm.write {
+                for (id, host, pid) in [(a, "host-a", 101), (b, "host-b", 102)] {
+                    try farm.workerJoined(id, host: host, pid: pid, slots: 1, engine: "tesseract", languages: ["eng"], version: "v", now: now)
+                }
+                try farm.workersHeard([(a, now), (b, now)])
+                for (page, worker) in zip(big.prefix(3), [a, a, b]) {
+                    try #require(try farm.lease(page, to: worker, now: now, expires: now + 3600) != nil)
+                }
+            }
+        }
         let served = try Served(store: store, log: folder.file("serve.log"))
         let documents = try #require(served.call("/api/documents").json?["documents"]?.arrayValue)
         func pages(_ name: String) throws -> [JSON] {
