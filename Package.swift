@@ -61,19 +61,19 @@ let package = Package(
                                                         "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
-        // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through read-only connections.
+        // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through FarmStore's `StoreReaders`.
         .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRender", "FarmRuntime", "MicroHTTPD",
-                                                "SQLite", "Crypto"]),
+                                                "Crypto"]),
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).
-        .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "FarmRuntime", "SQLite", "Leptonica", "Crypto",
-                                                 "MicroHTTPD", "QPDF"]),
+        .target(name: "FarmIIIF", dependencies: ["FarmCore", "FarmStore", "FarmRuntime", "Leptonica", "Crypto", "MicroHTTPD",
+                                                 "QPDF"]),
 
         // The thin CLI.
         .executableTarget(name: "ocrfarm", dependencies: [
             "FarmCore", "FarmPipeline", "FarmStore", "FarmIngest", "FarmCoordinator", "FarmWorker", "FarmRuntime",
-            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmIIIF", "FarmWeb", "ZeroMQ", "Allocator",
+            "FarmLocal", "FarmProtocol", "FarmExport", "FarmRender", "FarmIIIF", "FarmWeb", "ZeroMQ", "Allocator", "Leptonica",
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
@@ -96,19 +96,20 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "TestSupport"]),
+        .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "FarmAnalysis", "Leptonica", "Tesseract",
+                                                             "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
-                                                                "ZeroMQ", "TestSupport"]),
+                                                                "SQLite", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "FarmRuntime", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "TestSupport"]),
         .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "Crypto", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
-                                                          "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
+                                                          "SQLite", "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

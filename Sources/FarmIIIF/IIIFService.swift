@@ -2,9 +2,6 @@ import FarmCore
 import FarmStore
 import Leptonica
 import MicroHTTPD
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The IIIF tree of a store, answered over HTTP: `ocrfarm serve` routes `/iiif/...` here.
 ///
@@ -14,38 +11,26 @@ import Glibc
 ///     {base}/image/{page id}/info.json                Image API 3.0 (level 1), and
 ///     {base}/image/{page id}/{region}/{size}/{rotation}/{quality}.{format}
 ///
-/// Reads the store through read-only connections, one per request at a time, kept in a small pool. Owns the pool
-/// and the image cache. Thread-safety: `respond` may be called from any number of threads at once (the pool is
-/// guarded by a mutex, each `Store` is used by one request at a time, and `PageImages` guards itself).
-public final class IIIFService: @unchecked Sendable {
-    public let storePath: String
+/// Reads the store through `StoreReaders` (one reader per request at a time; `ocrfarm serve` shares its pool with
+/// the API's). Owns the image cache. Thread-safety: `respond` may be called from any number of threads at once (the
+/// readers and `PageImages` guard themselves).
+public final class IIIFService: Sendable {
+    public var storePath: String { readers.path }
+    let readers: StoreReaders
     let images: PageImages
-    private var idle: [Store] = []
-    private var lock = pthread_mutex_t()
-    /// Connections kept for reuse; more requests at once open more and close them after.
-    private let keptConnections = 4
 
-    public init(storePath: String, images: PageImages = PageImages()) {
-        self.storePath = storePath
+    public init(readers: StoreReaders, images: PageImages = PageImages()) {
+        self.readers = readers
         self.images = images
-        pthread_mutex_init(&lock, nil)
     }
 
-    deinit { pthread_mutex_destroy(&lock) }
-
-    /// Runs `body` with a read-only store connection from the pool.
-    func withStore<T>(_ body: (Store) throws -> T) throws -> T {
-        pthread_mutex_lock(&lock)
-        let pooled = idle.popLast()
-        pthread_mutex_unlock(&lock)
-        let store = try pooled ?? Store(path: storePath, readOnly: true)
-        defer {
-            pthread_mutex_lock(&lock)
-            if idle.count < keptConnections { idle.append(store) }
-            pthread_mutex_unlock(&lock)
-        }
-        return try body(store)
+    /// Readers of its own (four kept), waiting up to 10 s for a lock.
+    public convenience init(storePath: String, images: PageImages = PageImages()) {
+        self.init(readers: StoreReaders(path: storePath, keptReaders: 4, busyTimeoutMilliseconds: 10_000), images: images)
     }
+
+    /// Runs `body` with a read-only store from the pool, in one snapshot.
+    func withStore<T>(_ body: (Store) throws -> T) throws -> T { try readers.read(body) }
 
     /// Answers one request. `path` is what follows the tree's prefix (`/12/manifest`); `baseURL` is the tree's URL
     /// as clients reach it (`http://127.0.0.1:8080/iiif`), which every id in the answers starts with.
@@ -86,7 +71,7 @@ public final class IIIFService: @unchecked Sendable {
 
     func annotations(_ page: PageID, document: DocumentID, links: IIIFLinks) throws -> HTTPResponse {
         let json = try withStore { store -> JSON? in
-            guard try store.documentOf(page) == document, let text = try store.canvasText(of: page) else { return nil }
+            guard try store.document(of: page) == document, let text = try store.canvasText(of: page) else { return nil }
             return Presentation.annotationPage(text, page: page, document: document, links: links)
         }
         guard let json else { return Self.text(404, "no text of page \(page) in document \(document)\n") }

@@ -1,6 +1,5 @@
 import FarmCore
 import FarmStore
-import SQLite
 
 /// A document as IIIF shows it: its record and its quality.
 struct IIIFDocument: Sendable {
@@ -10,19 +9,6 @@ struct IIIFDocument: Sendable {
     let measuredPages: Int
     /// Pages by state.
     let done: Int
-}
-
-/// A page as a canvas: its size on the canvas (the page image as submitted) and its language.
-struct CanvasPage: Sendable {
-    let id: PageID
-    let number: Int
-    let state: PageState
-    /// The canvas size: the original image's (the recognized page's when it was not corrected); nil when the page
-    /// has no result (its image's header gives it then).
-    let size: (width: Int, height: Int)?
-    let language: String?
-    /// Whether the page's source has an image (an image file or a PDF page; not a file refused at submit).
-    let hasImage: Bool
 }
 
 /// A page's text on its canvas: lines and words with boxes in canvas pixels.
@@ -35,61 +21,12 @@ struct CanvasText: Sendable {
     let lines: [Line]
 }
 
-/// The reading queries IIIF needs, on a store opened read-only.
+/// What IIIF makes of the store's answers (the queries are FarmStore's, `Store+IIIF`).
 extension Store {
     func iiifDocument(_ id: DocumentID) throws -> IIIFDocument? {
-        guard id.rawValue > Int64.min,
-              let record = try documents(after: DocumentID(id.rawValue - 1), limit: 1).first, record.id == id
-        else { return nil }
-        let (quality, measured, done) = try connection.cached("""
-            SELECT avg(r.quality), count(r.quality), count(r.page_id) FROM pages p JOIN results r ON r.page_id = p.id
-            WHERE p.document_id = ?
-            """).first([.integer(id.rawValue)]) { ($0.optionalDouble(0), $0.int(1), $0.int(2)) } ?? (nil, 0, 0)
-        return IIIFDocument(record: record, quality: quality, measuredPages: measured, done: done)
-    }
-
-    func canvasPages(of document: DocumentID) throws -> [CanvasPage] {
-        // The canvas size is the original image's, which the page's JSON rendering records when the page was
-        // corrected (or the structure, for a result rendered on demand: issue 19); a structure or rendering that is not
-        // JSON gives NULL (json_extract would fail the query).
-        try connection.cached("""
-            SELECT p.id, p.number, p.state, r.width, r.height,
-                   CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.language') END,
-                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
-                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[0]') END),
-                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END,
-                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[1]') END),
-                   p.source_kind
-            FROM pages p LEFT JOIN results r ON r.page_id = p.id LEFT JOIN artifacts a ON a.page_id = p.id AND a.name = 'json'
-            WHERE p.document_id = ? ORDER BY p.number
-            """).rows([.integer(document.rawValue)]) { row in
-            var size: (Int, Int)?
-            if let w = row.optionalInt(6), let h = row.optionalInt(7), w > 0, h > 0 {
-                size = (w, h)
-            } else if let w = row.optionalInt(3), let h = row.optionalInt(4), w > 0, h > 0 {
-                size = (w, h)
-            }
-            return CanvasPage(id: PageID(row.int64(0)), number: row.int(1), state: PageState(rawValue: row.text(2)) ?? .failed,
-                              size: size, language: row.optionalText(5), hasImage: row.text(8) != SourceKind.invalid.rawValue)
-        }
-    }
-
-    /// The pixel size page `page` was read at, as its canvas has it (the original's size from the JSON rendering,
-    /// else the result's); nil without a result. A PDF page is rasterized to exactly this size, so that its image
-    /// and its words' boxes agree whatever resolution the worker chose.
-    func readSize(of page: PageID) throws -> (width: Int, height: Int)? {
-        try connection.cached("""
-            SELECT r.width, r.height,
-                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[0]') END,
-                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[0]') END),
-                   COALESCE(CASE WHEN json_valid(CAST(a.data AS TEXT)) THEN json_extract(CAST(a.data AS TEXT), '$.original_size[1]') END,
-                            CASE WHEN json_valid(CAST(r.structure AS TEXT)) THEN json_extract(CAST(r.structure AS TEXT), '$.original_size[1]') END)
-            FROM results r LEFT JOIN artifacts a ON a.page_id = r.page_id AND a.name = 'json' WHERE r.page_id = ?
-            """).first([.integer(page.rawValue)]) { row -> (width: Int, height: Int)? in
-            if let w = row.optionalInt(2), let h = row.optionalInt(3), w > 0, h > 0 { return (w, h) }
-            let (w, h) = (row.int(0), row.int(1))
-            return w > 0 && h > 0 ? (w, h) : nil
-        } ?? nil
+        guard let record = try document(id) else { return nil }
+        let quality = try measures(of: id)
+        return IIIFDocument(record: record, quality: quality.mean, measuredPages: quality.measuredPages, done: quality.done)
     }
 
     /// The document's pages with their canvas sizes; a page without a result is sized by its image's header, and
@@ -103,23 +40,10 @@ extension Store {
         }
     }
 
-    /// The document a page belongs to.
-    func documentOf(_ page: PageID) throws -> DocumentID? {
-        try connection.cached("SELECT document_id FROM pages WHERE id = ?").first([.integer(page.rawValue)]) { DocumentID($0.int64(0)) }
-    }
-
     /// A done page's lines and words on its canvas; nil when it has no result.
     func canvasText(of page: PageID) throws -> CanvasText? {
         guard let structure = try structure(of: page), let result = PageResult(json: structure) else { return nil }
-        // Only the two fields of the page's JSON rendering that place it on the image: the rendering holds every
-        // word again, and parsing it all took most of the time of an annotation page.
-        let placement = try connection.cached("""
-            SELECT json_extract(CAST(data AS TEXT), '$.original_size'), json_extract(CAST(data AS TEXT), '$.to_original')
-            FROM artifacts WHERE page_id = ? AND name = 'json' AND json_valid(CAST(data AS TEXT))
-            """).first([.integer(page.rawValue)]) { row in
-            JSON.object([("original_size", row.optionalText(0).flatMap { try? JSON.parse($0) } ?? .null),
-                         ("to_original", row.optionalText(1).flatMap { try? JSON.parse($0) } ?? .null)])
-        }
+        let placement = try self.placement(of: page)
         // A result rendered on demand has no stored JSON rendering: its structure holds the same two fields.
         let geometry = CanvasGeometry(result: result, rendering: placement ?? structure)
         let lines = result.lines.map { line in

@@ -86,7 +86,9 @@ public final class Store {
 
     /// The space left on the store's file system.
     public var diskSpace: DiskSpace? { Store.diskSpace(of: path) }
-    public let connection: Connection
+    /// The SQLite connection: FarmStore's alone. Every query is a method of `Store`, so no module above reaches SQL
+    /// (tests reach it through `@testable import FarmStore`).
+    let connection: Connection
 
     /// Opens the store at `path`, creating and migrating it unless `readOnly`.
     ///
@@ -160,8 +162,10 @@ public final class Store {
         }
     }
 
-    /// Runs `body` in a read transaction (one consistent snapshot).
+    /// Runs `body` in a read transaction (one consistent snapshot). Inside a transaction already (a read of
+    /// `StoreReaders`, a write), `body` runs in that one.
     public func read<T>(_ body: () throws -> T) throws -> T {
+        if !connection.isAutocommit { return try body() }
         do {
             return try connection.transaction(.deferred, body)
         } catch let error as SQLiteError {

@@ -7,7 +7,6 @@ import FarmIngest
 import FarmRender
 import FarmStore
 import MicroHTTPD
-import SQLite
 
 /// The routes of `ocrfarm serve` (docs/api.md): JSON reads of the store, renderings, page images, search,
 /// `/metrics`, and the admin writes (submit, requeue, delete).
@@ -15,15 +14,16 @@ import SQLite
 /// Every answer gets the security headers (`secured`). No part of a URL is ever used as a file name: images are
 /// the files the store names for a page, uploads are written under names this code makes.
 final class API: Sendable {
-    let pool: StorePool
+    /// The store's readers: every read of a request is one snapshot of one of them.
+    let readers: StoreReaders
     let options: WebOptions
     let webhook: Webhook?
     let metrics: MetricsCounters
     /// The dashboard's polled answers, made at most once a second however many browsers poll.
     let status = OncePerSecond()
 
-    init(pool: StorePool, options: WebOptions, webhook: Webhook?) {
-        self.pool = pool
+    init(readers: StoreReaders, options: WebOptions, webhook: Webhook?) {
+        self.readers = readers
         self.options = options
         self.webhook = webhook
         self.metrics = MetricsCounters()
@@ -114,7 +114,7 @@ final class API: Sendable {
         switch path.count {
         case 1:
             switch path[0] {
-            case "status": return try status.get { Self.json(try pool.with { try $0.report().json }) }
+            case "status": return try status.get { Self.json(try readers.read { try $0.report().json }) }
             case "throughput": return try status.get(key: "throughput") { try throughput() }
             case "documents": return try documents(request)
             case "search": return try search(request)
@@ -150,7 +150,7 @@ final class API: Sendable {
             }
             let token = parts[1].trimmingSpaces
             do {
-                role = try pool.with { try Tokens.role(of: token, in: $0) }
+                role = try readers.read { try Tokens.role(of: token, in: $0) }
             } catch {
                 return Self.error(500, "\(error)")
             }
@@ -196,30 +196,28 @@ final class API: Sendable {
             guard let id = Int64(text) else { throw RequestError("after must be a document id") }
             return DocumentID(id)
         }
-        return Self.json(try pool.with { store in
-            try store.read {
-                let summaries = try store.documentSummaries(after: after, limit: limit)
-                let items: [JSON] = summaries.map { summary in
-                    let (document, pages) = (summary.document, summary.pages)
-                    let finished = pages[.done] + pages[.failed]
-                    return .object([
-                        ("id", JSON(Int(document.id.rawValue))), ("name", JSON(document.name)),
-                        ("page_count", JSON(document.pageCount)),
-                        ("submitted_at", JSON(Clock.iso8601(document.submittedAt))),
-                        ("pages", pages.json),
-                        ("progress", .rounded(pages.total == 0 ? 1 : Double(finished) / Double(pages.total), places: 3)),
-                        ("quality", .object([
-                            ("measured", JSON(summary.qualityMeasured)),
-                            ("mean", summary.qualityMean.map { .rounded($0, places: 3) } ?? .null),
-                            ("min", summary.qualityMin.map { .rounded($0, places: 3) } ?? .null),
-                        ])),
-                    ])
-                }
+        return Self.json(try readers.read { store in
+            let summaries = try store.documentSummaries(after: after, limit: limit)
+            let items: [JSON] = summaries.map { summary in
+                let (document, pages) = (summary.document, summary.pages)
+                let finished = pages[.done] + pages[.failed]
                 return .object([
-                    ("documents", .array(items)),
-                    ("next", summaries.count == limit ? summaries.last.map { JSON(Int($0.document.id.rawValue)) } ?? .null : .null),
+                    ("id", JSON(Int(document.id.rawValue))), ("name", JSON(document.name)),
+                    ("page_count", JSON(document.pageCount)),
+                    ("submitted_at", JSON(Clock.iso8601(document.submittedAt))),
+                    ("pages", pages.json),
+                    ("progress", .rounded(pages.total == 0 ? 1 : Double(finished) / Double(pages.total), places: 3)),
+                    ("quality", .object([
+                        ("measured", JSON(summary.qualityMeasured)),
+                        ("mean", summary.qualityMean.map { .rounded($0, places: 3) } ?? .null),
+                        ("min", summary.qualityMin.map { .rounded($0, places: 3) } ?? .null),
+                    ])),
                 ])
             }
+            return .object([
+                ("documents", .array(items)),
+                ("next", summaries.count == limit ? summaries.last.map { JSON(Int($0.document.id.rawValue)) } ?? .null : .null),
+            ])
         })
     }
 
@@ -230,60 +228,25 @@ final class API: Sendable {
             guard let number = Int(text) else { throw RequestError("after must be a page number") }
             return number
         } ?? 0
-        return try pool.with { store in
-            try store.read {
-                guard let record = try Self.document(document, in: store) else {
-                    return Self.error(404, "no document \(document.rawValue)")
-                }
-                let pages = try store.pages(of: document, after: after, limit: limit)
-                let result = try store.connection.cached(try Self.hasQuality(store)
-                    ? "SELECT quality, mean_confidence FROM results WHERE page_id = ?"
-                    : "SELECT NULL, mean_confidence FROM results WHERE page_id = ?")
-                let items: [JSON] = try pages.map { page in
-                    let measured = try result.first([.integer(page.id.rawValue)]) { ($0.optionalDouble(0), $0.double(1)) }
-                    return .object([
-                        ("id", JSON(Int(page.id.rawValue))), ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)),
-                        ("attempts", JSON(page.attempts)),
-                        ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
-                        ("quality", measured?.0.map { .rounded($0, places: 3) } ?? .null),
-                        ("mean_confidence", measured.map { .rounded($0.1, places: 1) } ?? .null),
-                    ])
-                }
-                return Self.json(.object([
-                    ("document", .object([("id", JSON(Int(record.id.rawValue))), ("name", JSON(record.name)),
-                                          ("page_count", JSON(record.pageCount))])),
-                    ("pages", .array(items)),
-                    ("next", pages.count == limit ? pages.last.map { JSON($0.number) } ?? .null : .null),
-                ]))
+        return try readers.read { store in
+            guard let record = try store.document(document) else { return Self.error(404, "no document \(document.rawValue)") }
+            let pages = try store.pages(of: document, after: after, limit: limit)
+            let items: [JSON] = try pages.map { page in
+                let measured = try store.measures(of: page.id)
+                return .object([
+                    ("id", JSON(Int(page.id.rawValue))), ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)),
+                    ("attempts", JSON(page.attempts)),
+                    ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
+                    ("quality", measured?.quality.map { .rounded($0, places: 3) } ?? .null),
+                    ("mean_confidence", measured.map { .rounded($0.meanConfidence, places: 1) } ?? .null),
+                ])
             }
-        }
-    }
-
-    /// The quality column came with schema version 6; an older store's pages have none.
-    static func hasQuality(_ store: Store) throws -> Bool { try store.connection.userVersion >= 6 }
-
-    static func document(_ id: DocumentID, in store: Store) throws -> DocumentRecord? {
-        try store.documents(after: DocumentID(id.rawValue - 1), limit: 1).first { $0.id == id }
-    }
-
-    /// One page's row, found by id.
-    struct PageRow {
-        let id: PageID
-        let document: DocumentID
-        let number: Int
-        let state: PageState
-        let attempts: Int
-        let failureCode: String?
-        let failureMessage: String?
-    }
-
-    static func pageRecord(_ id: PageID, in store: Store) throws -> PageRow? {
-        try store.connection.cached("""
-            SELECT id, document_id, number, state, attempts, failure_code, failure_message FROM pages WHERE id = ?
-            """).first([.integer(id.rawValue)]) { row in
-            PageRow(id: PageID(row.int64(0)), document: DocumentID(row.int64(1)), number: row.int(2),
-                    state: PageState(rawValue: row.text(3)) ?? .failed, attempts: row.int(4),
-                    failureCode: row.optionalText(5), failureMessage: row.optionalText(6))
+            return Self.json(.object([
+                ("document", .object([("id", JSON(Int(record.id.rawValue))), ("name", JSON(record.name)),
+                                      ("page_count", JSON(record.pageCount))])),
+                ("pages", .array(items)),
+                ("next", pages.count == limit ? pages.last.map { JSON($0.number) } ?? .null : .null),
+            ]))
         }
     }
 
@@ -291,51 +254,41 @@ final class API: Sendable {
     /// page JSON rendering (lines and words with boxes, confidences, alternatives when stored, and the transform
     /// from the read image back to the original), neighbours for next/previous, and links.
     private func page(_ id: PageID) throws -> HTTPResponse {
-        try pool.with { store in
-            try store.read {
-                guard let page = try Self.pageRecord(id, in: store) else { return Self.error(404, "no page \(id.rawValue)") }
-                let document = try Self.document(page.document, in: store)
-                let source = try store.source(of: id)
-                let result = try store.connection.cached("""
-                    SELECT engine, text, mean_confidence, width, height, \(try Self.hasQuality(store) ? "quality" : "NULL"), structure,
-                           finished_at FROM results WHERE page_id = ?
-                    """).first([.integer(id.rawValue)]) { row -> JSON in
-                    .object([
-                        ("engine", JSON(row.text(0))), ("text", JSON(row.text(1))),
-                        ("mean_confidence", .rounded(row.double(2), places: 1)),
-                        ("width", JSON(row.int(3))), ("height", JSON(row.int(4))),
-                        ("quality", row.optionalDouble(5).map { .rounded($0, places: 3) } ?? .null),
-                        ("structure", (try? JSON.parse(row.blob(6))).map { structure in
-                            // A result with a page model keeps its blocks there (render on demand): put back.
-                            structure["blocks"] == nil ? ((try? store.structure(of: id)) ?? nil) ?? structure : structure
-                        } ?? .null),
-                        ("finished_at", JSON(Clock.iso8601(row.double(7)))),
-                    ])
-                }
-                var names = try store.connection.cached("SELECT name FROM artifacts WHERE page_id = ? ORDER BY name")
-                    .rows([.integer(id.rawValue)]) { $0.text(0) }
-                if try store.hasModel(id) {
-                    names = Set(names + PageArtifacts.renderedOnDemand.map(\.rawValue)).sorted()
-                }
-                let pageJSON = try Self.stored("json", of: id, in: store).flatMap { try? JSON.parse($0) }
-                let neighbour = try store.connection.cached("SELECT id FROM pages WHERE document_id = ? AND number = ?")
-                let previous = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number - 1))]) { $0.int(0) }
-                let next = try neighbour.first([.integer(page.document.rawValue), .integer(Int64(page.number + 1))]) { $0.int(0) }
-                let base = "/api/pages/\(id.rawValue)"
-                return Self.json(.object([
-                    ("id", JSON(Int(id.rawValue))),
-                    ("document", .object([("id", JSON(Int(page.document.rawValue))), ("name", JSON(document?.name))])),
-                    ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)), ("attempts", JSON(page.attempts)),
-                    ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
-                    ("source", source.map { .object([("path", JSON($0.path.description)), ("index", JSON($0.index)),
-                                                      ("kind", JSON($0.kind.rawValue))]) } ?? .null),
-                    ("result", result ?? .null),
-                    ("page", pageJSON ?? .null),
-                    ("previous", JSON(previous)), ("next", JSON(next)),
-                    ("links", .object([("image", JSON(base + "/image"))] + names.map { ($0, JSON(base + "/" + $0)) }
-                                      + (result == nil ? [] : [("text", JSON(base + "/text"))]))),
-                ]))
+        try readers.read { store in
+            guard let page = try store.page(id) else { return Self.error(404, "no page \(id.rawValue)") }
+            let document = try store.document(page.document)
+            let source = try store.source(of: id)
+            let result = try store.resultSummary(of: id).map { result -> JSON in
+                .object([
+                    ("engine", JSON(result.engine)), ("text", JSON(result.text)),
+                    ("mean_confidence", .rounded(result.meanConfidence, places: 1)),
+                    ("width", JSON(result.width)), ("height", JSON(result.height)),
+                    ("quality", result.quality.map { .rounded($0, places: 3) } ?? .null),
+                    ("structure", result.structure ?? .null),
+                    ("finished_at", JSON(Clock.iso8601(result.finishedAt))),
+                ])
             }
+            var names = try store.artifactNames(of: id).sorted()
+            if try store.hasModel(id) {
+                names = Set(names + PageArtifacts.renderedOnDemand.map(\.rawValue)).sorted()
+            }
+            let pageJSON = try Self.stored("json", of: id, in: store).flatMap { try? JSON.parse($0) }
+            let previous = try store.page(numbered: page.number - 1, in: page.document).map { Int($0.rawValue) }
+            let next = try store.page(numbered: page.number + 1, in: page.document).map { Int($0.rawValue) }
+            let base = "/api/pages/\(id.rawValue)"
+            return Self.json(.object([
+                ("id", JSON(Int(id.rawValue))),
+                ("document", .object([("id", JSON(Int(page.document.rawValue))), ("name", JSON(document?.name))])),
+                ("number", JSON(page.number)), ("state", JSON(page.state.rawValue)), ("attempts", JSON(page.attempts)),
+                ("failure", page.failureCode.map { .object([("code", JSON($0)), ("message", JSON(page.failureMessage))]) } ?? .null),
+                ("source", source.map { .object([("path", JSON($0.path.description)), ("index", JSON($0.index)),
+                                                  ("kind", JSON($0.kind.rawValue))]) } ?? .null),
+                ("result", result ?? .null),
+                ("page", pageJSON ?? .null),
+                ("previous", JSON(previous)), ("next", JSON(next)),
+                ("links", .object([("image", JSON(base + "/image"))] + names.map { ($0, JSON(base + "/" + $0)) }
+                                  + (result == nil ? [] : [("text", JSON(base + "/text"))]))),
+            ]))
         }
     }
 
@@ -351,7 +304,7 @@ final class API: Sendable {
     /// `/api/pages/{id}/{hocr|alto|page|json|pdf|text}`: a stored rendering or one rendered from the page's model,
     /// or the page text.
     private func rendering(_ name: String, of id: PageID) throws -> HTTPResponse {
-        let found: [UInt8]? = try pool.with { store in
+        let found: [UInt8]? = try readers.read { store in
             name == "text" ? try store.text(of: id).map { Array($0.utf8) } : try Self.stored(name, of: id, in: store)
         }
         guard let found else { return Self.error(404, "page \(id.rawValue) has no \(name) rendering (not read yet, or failed)") }
@@ -374,7 +327,7 @@ final class API: Sendable {
     /// store names for the page, checked against its recorded size and SHA-256; or the page's stored PNG when an
     /// older store has one.
     private func image(_ id: PageID) throws -> HTTPResponse {
-        if let png = try pool.with({ try $0.artifact("png", of: id) }) {
+        if let png = try readers.read({ try $0.artifact("png", of: id) }) {
             return HTTPResponse(status: 200, body: png, headers: [("Content-Type", "image/png")])
         }
         guard let make = options.pageImage else { return Self.error(404, "page images are not served by this server") }
@@ -396,7 +349,7 @@ final class API: Sendable {
             guard let id = Int64(text) else { throw RequestError("document must be a document id") }
             return [DocumentID(id)]
         }
-        return Self.json(try pool.with { store in
+        return Self.json(try readers.read { store in
             guard try store.hasSearchIndex else { throw RequestError("this store has no search index yet") }
             let results = try store.search(query, documents: scope, limit: limit)
             let named = scope == nil ? try store.documents(matchingName: query, limit: 10) : []
@@ -424,7 +377,7 @@ final class API: Sendable {
     /// reads at most 1,440 small rows however many results the day had.
     private func throughput() throws -> HTTPResponse {
         let now = Clock.now
-        return Self.json(try pool.with { store in
+        return Self.json(try readers.read { store in
             let minute = Int64((now / 60).rounded(.down))
             var perMinute = [Int](repeating: 0, count: 60)
             var perHour = [Int](repeating: 0, count: 24)
@@ -433,23 +386,7 @@ final class API: Sendable {
                 if ago < 60 { perMinute[59 - Int(ago)] += count }
                 perHour[23 - Int(ago / 60)] += count
             }
-            if try store.connection.userVersion >= 10 {
-                for (at, count) in try store.connection.cached("""
-                    SELECT minute, count FROM result_minutes WHERE minute > ? AND minute <= ? AND count != 0
-                    """).rows([.integer(minute - 1440), .integer(minute)], { ($0.int64(0), $0.int(1)) })
-                {
-                    add(count, minutesAgo: minute - at)
-                }
-            } else {
-                // An older store: the same minutes counted in the finished_at index.
-                for (at, count) in try store.connection.cached("""
-                    SELECT CAST(finished_at / 60 AS INTEGER), count(*) FROM results
-                    WHERE finished_at >= ? AND finished_at < ? GROUP BY 1
-                    """).rows([.real(Double(minute - 1439) * 60), .real(Double(minute + 1) * 60)], { ($0.int64(0), $0.int(1)) })
-                {
-                    add(count, minutesAgo: minute - at)
-                }
-            }
+            for (at, count) in try store.finishedPerMinute((minute - 1439)...minute) { add(count, minutesAgo: minute - at) }
             return .object([
                 ("generated_at", JSON(Clock.iso8601(now))),
                 ("per_minute", .array(perMinute.map { JSON($0) })),
@@ -477,7 +414,7 @@ final class API: Sendable {
     }
 
     private func metricsText() throws -> HTTPResponse {
-        let text = try pool.with { store in try metrics.render(store) }
+        let text = try readers.read { store in try metrics.render(store) }
         return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 
@@ -485,7 +422,7 @@ final class API: Sendable {
 
     /// A writable connection for one write: opened per request, as `ocrfarm requeue` does, so the server holds
     /// no write lock between requests.
-    private func writer() throws -> Store { try Store(path: pool.path) }
+    private func writer() throws -> Store { try Store(path: readers.path) }
 
     private func body(_ request: HTTPRequest) throws -> JSON {
         guard !request.body.isEmpty else { return .object([]) }
@@ -517,7 +454,7 @@ final class API: Sendable {
         guard !selection.isEmpty else { throw RequestError("say what to requeue: failed, stuck, code, document or pages") }
         let dryRun = body["dry_run"]?.boolValue ?? false
         let now = Clock.now
-        let (listed, preview, liveness) = try pool.with { store in
+        let (listed, preview, liveness) = try readers.read { store in
             let liveness = try store.liveness()
             let (listed, preview) = try store.requeueCandidates(selection, liveness: liveness, now: now, limit: 20)
             return (listed, preview, liveness)
@@ -539,7 +476,7 @@ final class API: Sendable {
         let body = try body(request)
         guard let id = body["document"]?.intValue else { throw RequestError("document (an id) is required") }
         let dryRun = body["dry_run"]?.boolValue ?? false
-        guard try pool.with({ try Self.document(DocumentID(Int64(id)), in: $0) }) != nil else {
+        guard try readers.read({ try $0.document(DocumentID(Int64(id))) }) != nil else {
             return Self.error(404, "no document \(id)")
         }
         let report: DeleteReport
@@ -574,7 +511,7 @@ final class API: Sendable {
             return Self.error(413, "\(files.count) files; at most \(options.maxUploadFiles) in one upload")
         }
         let documentName = parts.first { $0.name == "document" && $0.filename == nil }.map { String(decoding: $0.body, as: UTF8.self) }
-        let folder = FileSystem.directoryName(pool.path) + "/uploads"
+        let folder = FileSystem.directoryName(readers.path) + "/uploads"
         let batch = folder + "/" + String(Int(Clock.now)) + "-" + SHA256.hex(digest: try Tokens.randomBytes(6))
         if !FileSystem.isDirectory(folder) { try FileSystem.makeDirectory(folder, mode: 0o750) }
         try FileSystem.makeDirectory(batch, mode: 0o750)

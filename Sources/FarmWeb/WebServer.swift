@@ -63,34 +63,6 @@ public struct WebServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Read-only store connections for the pool threads: one is taken for a request and given back after, so at most
-/// one per thread is ever open, and a coordinator's writes never wait for them (WAL readers do not block writers).
-final class StorePool: @unchecked Sendable {
-    let path: String
-    private var free: [Store] = []
-    private var lock = pthread_mutex_t()
-
-    init(path: String) {
-        self.path = path
-        pthread_mutex_init(&lock, nil)
-    }
-
-    deinit { pthread_mutex_destroy(&lock) }
-
-    func with<T>(_ body: (Store) throws -> T) throws -> T {
-        pthread_mutex_lock(&lock)
-        let taken = free.popLast()
-        pthread_mutex_unlock(&lock)
-        let store = try taken ?? Store(path: path, readOnly: true, busyTimeoutMilliseconds: 2000)
-        defer {
-            pthread_mutex_lock(&lock)
-            free.append(store)
-            pthread_mutex_unlock(&lock)
-        }
-        return try body(store)
-    }
-}
-
 /// The HTTP API, `/metrics` and (when given) IIIF on one libmicrohttpd server.
 public final class WebServer: Sendable {
     public let address: String
@@ -98,21 +70,23 @@ public final class WebServer: Sendable {
     private let server: HTTPServer
     let api: API
 
-    /// Listens on `listen` ("HOST:PORT", "[::1]:PORT", ":PORT") and serves the store at `storePath`.
+    /// Listens on `listen` ("HOST:PORT", "[::1]:PORT", ":PORT") and serves the store at `storePath`, read through
+    /// `readers` (read-only stores, one per server thread at most; the server's own when nil).
     /// A listen beyond loopback is refused unless a live token exists or `options.insecureOpen`.
-    public init(listen: String, storePath: String, options: WebOptions = WebOptions(),
+    public init(listen: String, storePath: String, readers: StoreReaders? = nil, options: WebOptions = WebOptions(),
                 webhook: Webhook? = nil) throws(WebServerError) {
         guard FileSystem.exists(storePath) else { throw WebServerError(message: "no store at \(storePath)") }
-        let pool = StorePool(path: storePath)
+        // The pool threads and the image threads each hold at most one reader at a time.
+        let readers = readers ?? StoreReaders(path: storePath, keptReaders: max(1, options.threads) + max(1, options.imageThreads))
         let loopbackOnly = Self.isLoopback(listen)
         if !loopbackOnly && !options.insecureOpen {
-            let tokens = (try? pool.with { try Tokens.anyLive(in: $0) }) ?? false
+            let tokens = (try? readers.read { try Tokens.anyLive(in: $0) }) ?? false
             guard tokens else {
                 throw WebServerError(message: "serving \(listen) beyond this machine needs an API token first "
                     + "(ocrfarm token create --store \(storePath) --role read), or --insecure-open")
             }
         }
-        let api = API(pool: pool, options: options, webhook: webhook)
+        let api = API(readers: readers, options: options, webhook: webhook)
         let (fd, bound, port): (Int32, String, Int)
         do {
             (fd, bound, port) = try MetricsServer.bindListening(listen)

@@ -90,13 +90,12 @@ public final class Webhook: Sendable {
                 let store = try Store(path: storePath, readOnly: true, busyTimeoutMilliseconds: 2000)
                 try store.read {
                     let now = Set(try store.documentsWithWork().map(\.rawValue))
-                    let newest = try store.connection.cached("SELECT coalesce(max(id), 0) FROM documents").first([]) { $0.int64(0) } ?? 0
+                    let newest = try store.newestDocumentID().rawValue
                     if let previous = working {
                         // Finished: had work at the last look and has none now, or came and finished in between.
                         var finished = previous.subtracting(now)
                         if newest > highest {
-                            let fresh = try store.connection.cached("SELECT id FROM documents WHERE id > ? ORDER BY id LIMIT 10000")
-                                .rows([.integer(highest)]) { $0.int64(0) }
+                            let fresh = try store.documentIDs(after: DocumentID(highest), limit: 10_000).map(\.rawValue)
                             finished.formUnion(fresh.filter { !now.contains($0) })
                         }
                         for id in finished.sorted() { try event(id, store) }
@@ -112,7 +111,7 @@ public final class Webhook: Sendable {
     }
 
     private func event(_ id: Int64, _ store: Store) throws {
-        guard let document = try API.document(DocumentID(id), in: store) else { return }   // deleted
+        guard let document = try store.document(DocumentID(id)) else { return }   // deleted
         let counts = try store.counts(of: [DocumentID(id)])
         let body = JSON.object([
             ("event", "document.done"), ("document_id", JSON(Int(id))), ("name", JSON(document.name)),

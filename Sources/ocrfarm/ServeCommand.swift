@@ -57,8 +57,10 @@ enum WebServeOptions {
 
     static func server(listen: String, storePath: String, options: WebOptions, webhook: Webhook?) throws -> WebServer {
         var options = options
-        // One renderer and one image cache for IIIF and the page API's images.
-        let iiif = IIIFService(storePath: storePath)
+        // One pool of store readers for the API and IIIF; one renderer and one image cache for IIIF and the page
+        // API's images. The pool threads and the image threads each hold at most one reader at a time.
+        let readers = StoreReaders(path: storePath, keptReaders: max(1, options.threads) + max(1, options.imageThreads))
+        let iiif = IIIFService(readers: readers)
         options.pageImage = { page in
             do throws(PageImageError) {
                 let image = try iiif.browserImage(of: page)
@@ -77,7 +79,7 @@ enum WebServeOptions {
                                 query: request.query, baseURL: "http://\(host)/iiif")
         }
         do {
-            return try WebServer(listen: listen, storePath: storePath, options: options, webhook: webhook)
+            return try WebServer(listen: listen, storePath: storePath, readers: readers, options: options, webhook: webhook)
         } catch {
             throw CommandFailure(.unavailable, error.message)
         }

@@ -1,6 +1,6 @@
 import Testing
 import FarmCore
-import FarmStore
+@testable import FarmStore
 import TestSupport
 import Foundation
 #if canImport(Glibc)

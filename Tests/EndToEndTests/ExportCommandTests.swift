@@ -1,6 +1,6 @@
 import Testing
 import FarmCore
-import FarmStore
+@testable import FarmStore
 import FarmRender
 import TestSupport
 import Foundation

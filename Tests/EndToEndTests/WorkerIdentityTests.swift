@@ -1,7 +1,7 @@
 import Testing
 import FarmCore
 import FarmProtocol
-import FarmStore
+@testable import FarmStore
 import TestSupport
 import ZeroMQ
 import Foundation

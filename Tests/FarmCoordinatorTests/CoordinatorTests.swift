@@ -1,7 +1,7 @@
 import FarmCoordinator
 import FarmCore
 import FarmProtocol
-import FarmStore
+@testable import FarmStore
 import SQLite
 import Testing
 import TestSupport

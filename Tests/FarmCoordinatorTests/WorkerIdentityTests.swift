@@ -2,7 +2,7 @@ import FarmCoordinator
 import Testing
 import FarmCore
 import FarmProtocol
-import FarmStore
+@testable import FarmStore
 import TestSupport
 import ZeroMQ
 

@@ -87,6 +87,42 @@ struct ModuleGraph {
     }
 }
 
+/// The modules a target's Swift files import, read from their `import` lines (attributes, access levels and
+/// `import struct X.Y` forms included), by file.
+struct SourceImports {
+    /// The Swift files under `folder`, recursively, as paths.
+    static func swiftFiles(under folder: String) -> [String] {
+        guard FileSystem.isDirectory(folder) else { return [] }
+        var files: [String] = []
+        for name in ((try? FileSystem.entries(folder)) ?? []).sorted() {
+            let path = folder + "/" + name
+            if FileSystem.isDirectory(path) { files += swiftFiles(under: path) } else if name.hasSuffix(".swift") { files.append(path) }
+        }
+        return files
+    }
+
+    /// The module named by one line of Swift, when the line is an import.
+    static func importedModule(_ line: Substring) -> String? {
+        var words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })[...]
+        while let first = words.first, first.hasPrefix("@") || ["public", "package", "internal", "fileprivate", "private"].contains(first) {
+            words = words.dropFirst()
+        }
+        guard words.first == "import" else { return nil }
+        words = words.dropFirst()
+        if let kind = words.first, ["struct", "class", "enum", "protocol", "typealias", "func", "var", "let"].contains(kind) {
+            words = words.dropFirst()
+        }
+        return words.first.map { String($0.prefix(while: { $0 != "." })) }
+    }
+
+    /// Each file under `folder` with the modules it imports.
+    static func imports(under folder: String) throws -> [(file: String, modules: [String])] {
+        try swiftFiles(under: folder).map { file in
+            (file, try FileSystem.readText(file).split(separator: "\n").compactMap(importedModule))
+        }
+    }
+}
+
 @Suite("Module edges")
 struct ModuleEdgesTests {
     /// Each C module and the one wrapper module that may import it.
@@ -160,5 +196,54 @@ struct ModuleEdgesTests {
     func renderersOnCoreOnly() {
         #expect(graph.closure(of: "FarmRender") == ["FarmCore"])
         #expect(graph.closure(of: "FarmCore").isEmpty)
+    }
+
+    @Test("only FarmStore (and the tests that inspect it) depends on SQLite")
+    func sqliteOnlyInTheStore() {
+        let dependents = graph.modules.filter { $0.value.kind != .testTarget && $0.value.dependencies.contains("SQLite") }.keys
+        #expect(Set(dependents) == ["FarmStore"], "SQLite is a dependency of \(dependents.sorted())")
+        // The web and IIIF reach the store only through FarmStore's methods.
+        for name in ["FarmWeb", "FarmIIIF"] {
+            #expect(graph.modules[name] != nil, "no module \(name)")
+            let dependencies = graph.modules[name]?.dependencies ?? []
+            #expect(!dependencies.contains("SQLite"), "\(name) depends on SQLite")
+        }
+    }
+
+    @Test("FarmWeb and FarmIIIF import no SQLite: their queries are Store methods")
+    func webAndIIIFWithoutSQL() throws {
+        for name in ["FarmWeb", "FarmIIIF"] {
+            let files = try SourceImports.imports(under: Fixtures.packageRoot + "/Sources/" + name)
+            #expect(!files.isEmpty, "no sources for \(name)")
+            for (file, modules) in files {
+                #expect(!modules.contains("SQLite") && !modules.contains("CSQLite"), "\(file) imports SQLite")
+            }
+        }
+    }
+
+    @Test("every import of a package module is declared in Package.swift")
+    func importsDeclared() throws {
+        var checked = 0
+        for (name, module) in graph.modules where module.kind != .systemLibrary {
+            let folder = Fixtures.packageRoot + (module.kind == .testTarget ? "/Tests/" : "/Sources/") + name
+            for (file, modules) in try SourceImports.imports(under: folder) {
+                checked += 1
+                for imported in modules where imported != name && graph.modules[imported] != nil {
+                    #expect(module.dependencies.contains(imported), "\(file) imports \(imported), which \(name) does not declare")
+                }
+            }
+        }
+        #expect(checked > 300, "only \(checked) files read")
+    }
+
+    @Test("the import reader sees every form of an import line")
+    func importLines() {
+        #expect(SourceImports.importedModule("import SQLite") == "SQLite")
+        #expect(SourceImports.importedModule("@testable import FarmStore") == "FarmStore")
+        #expect(SourceImports.importedModule("@preconcurrency internal import SQLite") == "SQLite")
+        #expect(SourceImports.importedModule("import struct SQLite.Connection") == "SQLite")
+        #expect(SourceImports.importedModule("    import Glibc") == "Glibc")
+        #expect(SourceImports.importedModule("// import SQLite") == nil)
+        #expect(SourceImports.importedModule("let imported = 1") == nil)
     }
 }

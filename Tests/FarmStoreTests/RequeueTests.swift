@@ -1,6 +1,6 @@
 import Testing
 import FarmCore
-import FarmStore
+@testable import FarmStore
 import SQLite
 import TestSupport
 
