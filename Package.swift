@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "FarmRuntime", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
-                                                          "TestSupport"]),
+                                                          "Leptonica", "TestSupport"]),   // Leptonica: PageImagesTests makes and reads images
         .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "Crypto", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
                                                           "SQLite", "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
