@@ -13,9 +13,9 @@ struct PagePartsDrillTests {
     /// the page's own share of the file plus this much: qpdf's one-page PDF around the page (about 600 bytes:
     /// catalog, page tree, the shared font's object, xref and trailer), the JOB header (attempt, source, options,
     /// SHA-256: about 400 bytes), ZeroMQ framing and heartbeats.
-    static let overheadPerPage = 2048
+    static let overheadPerPage = 1024
 
-    @Test("every page is sent as its part: bytes sent within 2x the file + 2 KiB a page; every page done with its text; the export overlays the original")
+    @Test("every page is sent as its part: bytes sent within 2x the file + 1 KiB a page; every page done with its text; the export overlays the original")
     func onePagePerJob() throws {
         let farm = FarmHarness()
         let pdf = TestPDF.numbered(Self.pages)
