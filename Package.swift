@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
+        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
                                                                 "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmPipeline", "Crypto", "FarmProtocol", "FarmCore", "FarmRuntime", "ZeroMQ", "TestSupport"]),
