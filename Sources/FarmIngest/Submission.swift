@@ -338,6 +338,7 @@ public final class Submission {
             return nil
         }
         let parts = files.map { file -> PagePart? in
+            guard let file else { return nil }
             let hasher = SHA256.Hasher()
             guard let part = try? FileSystem.read(file, regularOnly: true, followLinks: false, keepingAll: { _ in false },
                                                   along: { hasher.update($0) }),
