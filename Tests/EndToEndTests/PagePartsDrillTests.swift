@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmStore
+import Leptonica
 import TestSupport
 import Foundation
 
@@ -60,5 +61,35 @@ struct PagePartsDrillTests {
         let export = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", out, "--format", "pdf", "--pdf-type", "pdf"])
         #expect(export.status == 0, "\(export.stderr)")
         #expect(!export.stderr.contains("merged from the stored pages"), "\(export.stderr)")
+    }
+
+    @Test("a multi-frame TIFF: each JOB carries its frame alone, within 2x the file + 1 KiB a frame; every frame read")
+    func oneFramePerJob() throws {
+        let farm = FarmHarness()
+        let page = try Pix(contentsOfFile: Fixtures.phototest)
+        let frames = 4
+        let tiff = try Pix.multipageTIFF([Pix](repeating: page, count: frames))
+        let path = farm.folder.write("scans.tif", tiff)
+        #expect(try farm.submit([path]).status == 0)
+        let submitted = try Store(path: farm.storePath, readOnly: true)
+        #expect(try submitted.pages().allSatisfy { try submitted.part(of: $0.id) != nil && $0.source == RawPath(path) })
+
+        let port = FarmHarness.freePort()
+        _ = try farm.startCoordinator(port: port)
+        let relay = TCPRelay(to: port)
+        _ = try farm.startWorker(port: relay.port, ["--slots", "1"], name: "w1")
+        let finished = FarmHarness.wait(seconds: 300) {
+            (try? Store(path: farm.storePath, readOnly: true).status().count(.done)) == frames
+        }
+        #expect(finished, "\(farm.logs.suffix(4000))")
+        farm.stopAll()
+        relay.stop()
+        let sent = relay.bytesFromTarget
+        print("page-parts drill (TIFF): file \(tiff.count) bytes, \(frames) frames, sent \(sent) bytes")
+        #expect(sent <= 2 * tiff.count + Self.overheadPerPage * frames, "sent \(sent) bytes of a \(tiff.count)-byte file")
+        // The old way sent the whole file with every frame.
+        #expect(sent < tiff.count * frames / 2)
+        let store = try Store(path: farm.storePath, readOnly: true)
+        #expect(try store.pages().allSatisfy { (try store.text(of: $0.id) ?? "").contains("quick brown") })
     }
 }
