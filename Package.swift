@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",
                                                         "ZeroMQ"]),
-        .target(name: "FarmWorker", dependencies: ["Allocator", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
+        .target(name: "FarmWorker", dependencies: ["Allocator", "Crypto", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
         // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through FarmStore's `StoreReaders`.
         .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRender", "FarmRuntime", "MicroHTTPD",
@@ -101,10 +101,11 @@ let package = Package(
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
-        .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
+        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "TestSupport"]),
+        .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
                                                                 "SQLite", "ZeroMQ", "TestSupport"]),
-        .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "FarmRuntime", "ZeroMQ", "TestSupport"]),
+        .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmPipeline", "Crypto", "FarmProtocol", "FarmCore", "FarmRuntime",
+                                                           "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "Leptonica", "TestSupport"]),   // Leptonica: PageImagesTests makes and reads images

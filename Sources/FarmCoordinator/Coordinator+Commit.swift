@@ -16,10 +16,11 @@ extension Coordinator {
         var tally = CoordinatorCounters()
         var progress: [WorkerID: (done: Int, failed: Int)] = [:]
         var events: [PageEvent] = []
+        var doneParts: [RawPath] = []
         do {
             try store.write {
                 for write in pending {
-                    try apply(write, now: now, tally: &tally, progress: &progress, events: &events)
+                    try apply(write, now: now, tally: &tally, progress: &progress, events: &events, doneParts: &doneParts)
                 }
                 for (worker, counts) in progress {
                     try store.workerProgress(worker, lastSeen: workers[worker]?.lastSeenWall ?? now, done: counts.done,
@@ -37,6 +38,7 @@ extension Coordinator {
             storeFailed(error, assignments: assignments)
             return
         }
+        for part in doneParts { removePart(part) }
         let written = (writes: pending.count, results: heldResults)
         pending.removeAll(keepingCapacity: true)
         storeAccepts(written: written)
@@ -52,11 +54,13 @@ extension Coordinator {
     }
 
     func apply(_ write: PendingWrite, now: Double, tally: inout CoordinatorCounters,
-                       progress: inout [WorkerID: (done: Int, failed: Int)], events: inout [PageEvent]) throws
+                       progress: inout [WorkerID: (done: Int, failed: Int)], events: inout [PageEvent],
+                       doneParts: inout [RawPath]) throws
     {
         switch write {
         case .result(let attempt, let worker, let output, let startedAt):
             if try store.complete(attempt, by: worker, output: output, startedAt: startedAt, now: now) {
+                if partPages.remove(attempt.page) != nil, let part = try store.dropPart(of: attempt.page) { doneParts.append(part) }
                 tally.completed += 1
                 progress[worker, default: (0, 0)].done += 1
                 events.append(PageEvent(.info, "page done", attempt, worker, duration: startedAt.map { now - $0 }))

@@ -7,6 +7,8 @@ import Glibc
 /// Counters a coordinator keeps while it runs (also written to the store for `status`).
 public struct CoordinatorCounters: Sendable, Equatable {
     public var dispatched = 0
+    /// Page bytes sent in JOBs (the page's file or its part; headers and framing not counted).
+    public var jobBytes = 0
     public var completed = 0
     public var failed = 0
     public var retried = 0
@@ -34,7 +36,8 @@ extension Coordinator {
         guard force || now - lastCountersWrite >= 2000 else { return }
         lastCountersWrite = now
         let fields: [(String, JSON)] = [
-            ("dispatched", JSON(counters.dispatched)), ("completed", JSON(counters.completed)),
+            ("dispatched", JSON(counters.dispatched)), ("job_bytes", JSON(counters.jobBytes)),
+            ("completed", JSON(counters.completed)),
             ("failed", JSON(counters.failed)), ("retried", JSON(counters.retried)),
             ("superseded", JSON(counters.superseded)), ("workers_lost", JSON(counters.workersLost)),
             ("malformed", .object(counters.malformed.sorted { $0.key < $1.key }.map { ($0.key, JSON($0.value)) })),

@@ -85,6 +85,9 @@ public final class Coordinator {
     var lastDiskFullLog: Int64 = 0
     /// The label of each attempt in flight ("scan.pdf page 3"), from its dispatch to its outcome, for the log.
     var labels: [AttemptID: String] = [:]
+    /// Pages sent as their part of a multi-page file (decision 0084): when one is done, its part is forgotten and
+    /// the file removed after the commit. A page dispatched by an earlier run keeps its part until its document goes.
+    var partPages: Set<PageID> = []
     var counters = CoordinatorCounters()
     let shared = Mutex(CoordinatorCounters())
 

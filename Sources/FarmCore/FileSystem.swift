@@ -276,6 +276,10 @@ public enum FileSystem {
         }
     }
 
+    /// Removes `path` only if it is an empty directory; true when it did.
+    @discardableResult
+    public static func removeEmptyDirectory(_ path: RawPath) -> Bool { path.withCString { rmdir($0) } == 0 }
+
     /// The names in a directory (without "." and ".."), unsorted.
     public static func entries(_ path: String) throws(FileError) -> [String] {
         guard let directory = opendir(path) else { throw FileError(path: path) }

@@ -23,6 +23,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Comparable, Cus
     public static let pageTooLarge = FailureCode("page-too-large")
     /// The source file changed or disappeared after it was submitted.
     public static let sourceChanged = FailureCode("source-changed")
+    /// A JOB's page bytes did not match the SHA-256 the coordinator sent with them (damaged on the way): retried.
+    public static let jobCorrupted = FailureCode("job-corrupted")
     /// A PDF could not be opened or rasterized.
     public static let pdfFailed = FailureCode("pdf-failed")
     /// A PDF needs a password to open.

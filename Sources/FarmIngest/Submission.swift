@@ -17,7 +17,8 @@ public struct SubmitOptions: Sendable {
     /// A file whose content changed since it was submitted replaces its old document (which is deleted) instead of
     /// becoming a second document beside it.
     public var replace: Bool = false
-    /// Multi-page files larger than this are split into one file per page (next to the store) at submit.
+    /// Multi-page files larger than this are split into one file per page (next to the store) at submit, so each
+    /// JOB carries its page alone (default 0: every multi-page file).
     public var splitThreshold: Int
     /// How files found in folders become documents.
     public var grouping: DocumentGrouping
@@ -173,6 +174,7 @@ public final class Submission {
                  shownAs path: RawPath) throws {
             if !options.force, let existing = try store.document(withHash: hash) {
                 report.skipped.append((path, existing.name, existing.id))
+                Self.removeParts(of: pages)
                 return
             }
             report.invalid += invalid
@@ -314,22 +316,60 @@ public final class Submission {
         if let failure = inspection.failure {
             return ([NewPage(source: source, index: 0, kind: .invalid, failure: failure)], inspection)
         }
-        if inspection.pages > 1 && size > options.splitThreshold,
-           let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
-                                                into: pageFolder.description),
-           files.count == inspection.pages {
-            // A big multi-page file is split once, here, so each job carries one page rather than the file; each
-            // part is recorded by its own hash and size, as the coordinator will check it (read once, not kept).
-            return (files.map { file in
-                let hasher = SHA256.Hasher()
-                let part = try? FileSystem.read(file, regularOnly: true, keepingAll: { _ in false }, along: { hasher.update($0) })
-                return NewPage(source: file, index: 0, kind: inspection.kind,
-                               sourceHash: part.map { _ in SHA256.hex(digest: hasher.finish()) }, sourceSize: part?.size)
-            }, inspection)
-        }
+        let parts = inspection.pages > 1 && size > options.splitThreshold
+            ? Self.parts(of: bytes, size: size, inspection: inspection, path: path, folder: pageFolder) : nil
         return ((0..<inspection.pages).map {
-            NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: size)
+            NewPage(source: source, index: $0, kind: inspection.kind, sourceHash: hash, sourceSize: size, part: parts?[$0])
         }, inspection)
+    }
+
+    /// A multi-page file split once, here, into a folder of its own beside the store (decision 0084), so each JOB
+    /// carries its page alone rather than the whole file; each part is recorded by its own hash and size, which the
+    /// coordinator checks before sending it. The page itself stays the page of the file as submitted. A part no
+    /// smaller than the whole file (a TIFF frame re-encoded losslessly can grow) is dropped: that page goes whole.
+    /// Nil when the file cannot be split (its pages are then sent in the whole file, as before).
+    static func parts(of bytes: [UInt8], size: Int, inspection: SourceInspection, path: RawPath,
+                      folder base: RawPath) -> [PagePart?]? {
+        guard bytes.count == size, let folder = uniqueFolder(base) else { return nil }
+        guard let files = try? PageExtractor.split(bytes, kind: inspection.kind, source: path, pages: inspection.pages,
+                                                   into: folder.description),
+              files.count == inspection.pages else {
+            FileSystem.remove(folder)
+            return nil
+        }
+        let parts = files.map { file -> PagePart? in
+            guard let file else { return nil }
+            let hasher = SHA256.Hasher()
+            guard let part = try? FileSystem.read(file, regularOnly: true, followLinks: false, keepingAll: { _ in false },
+                                                  along: { hasher.update($0) }),
+                  part.size < size else {
+                FileSystem.remove(file)
+                return nil
+            }
+            return PagePart(path: file, sha256: SHA256.hex(digest: hasher.finish()), size: part.size)
+        }
+        if parts.allSatisfy({ $0 == nil }) {
+            FileSystem.remove(folder)
+            return nil
+        }
+        return parts
+    }
+
+    /// A new folder named `base`, or `base-2`, `base-3`…: the parts of each submission are its own, so deleting
+    /// one document (or finishing its pages) never takes the parts of another submitted with the same content.
+    static func uniqueFolder(_ base: RawPath) -> RawPath? {
+        try? FileSystem.makeDirectory(base.parent.description)
+        for number in 1...1000 {
+            let candidate = number == 1 ? base : RawPath(bytes: base.bytes + Array("-\(number)".utf8))
+            if candidate.withCString({ mkdir($0, 0o755) }) == 0 { return candidate }
+            if errno != EEXIST { return nil }
+        }
+        return nil
+    }
+
+    /// Removes the part folders of pages that are not recorded after all (their content was submitted before).
+    static func removeParts(of pages: [NewPage]) {
+        for folder in Set(pages.compactMap { $0.part?.path.parent }) { FileSystem.remove(folder) }
     }
 
     /// The files named by `paths`, folders expanded recursively in natural order, each file once.

@@ -21,7 +21,7 @@ public enum FrameCodec {
             header = attemptFields(job.attempt) + [
                 ("source", JSON(job.source)), ("kind", JSON(job.kind.rawValue)), ("index", JSON(job.index)),
                 ("options", job.options.json),
-            ]
+            ] + (job.sha256.map { [("sha256", JSON($0))] } ?? [])
             blobs = [job.bytes]
         case .result(let result):
             header = attemptFields(result.attempt) + [
@@ -112,7 +112,7 @@ public enum FrameCodec {
             guard let kind = SourceKind(rawValue: try string(header, "kind")) else { throw .badHeader("unknown kind") }
             return .job(Job(attempt: try attempt(header), source: string(header, "source", default: ""), kind: kind,
                             index: header["index"]?.intValue ?? 0, options: PageOptions(json: header["options"]),
-                            bytes: bytes))
+                            bytes: bytes, sha256: header["sha256"]?.stringValue))
         case .result:
             guard blobs.count >= 2 else { throw .missingBlob("text and structure") }
             let names = header["artifacts"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -10,7 +10,7 @@ import FarmCore
 /// |---|---|---|---|
 /// | worker | HELLO | worker, host, pid, version, slots, languages, engine, held: [[page, attempt]] | |
 /// | worker | CREDIT | n: how many more jobs it can take | |
-/// | coordinator | JOB | page, attempt, source, kind, index, options | page bytes |
+/// | coordinator | JOB | page, attempt, source, kind, index, options, sha256 (optional) | page bytes |
 /// | worker | RESULT | page, attempt, engine, mean_confidence, width, height, timings, artifacts | text, structure JSON, artifacts… |
 /// | worker | FAIL | page, attempt, stage, code, message, retryable | |
 /// | both | HEARTBEAT | | |
@@ -85,14 +85,20 @@ public struct Job: Sendable, Equatable {
     public var index: Int
     public var options: PageOptions
     public var bytes: [UInt8]
+    /// SHA-256 (hex) of `bytes` as the coordinator checked them, for the worker to check what arrived. Optional in
+    /// the header (added in issue 37 without a new protocol version: a worker that does not know it ignores it, a
+    /// JOB without it is read unchecked).
+    public var sha256: String?
 
-    public init(attempt: AttemptID, source: String, kind: SourceKind, index: Int, options: PageOptions, bytes: [UInt8]) {
+    public init(attempt: AttemptID, source: String, kind: SourceKind, index: Int, options: PageOptions, bytes: [UInt8],
+                sha256: String? = nil) {
         self.attempt = attempt
         self.source = source
         self.kind = kind
         self.index = index
         self.options = options
         self.bytes = bytes
+        self.sha256 = sha256
     }
 }
 

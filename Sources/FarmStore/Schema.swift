@@ -297,5 +297,7 @@ enum Schema {
                 WHERE NEW.quality IS NOT NULL AND document_id = (SELECT document_id FROM pages WHERE id = NEW.page_id);
             END;
             """),
+        // Parts of multi-page files, sent one page per JOB (issue 37): in Store+Parts.swift.
+        Store.partsMigration,
     ]
 }

@@ -7,8 +7,9 @@ public struct DeleteReport: Sendable, Equatable {
     public var pages = 0
     /// Pages that had a result (text, renderings and search entry).
     public var results = 0
-    /// Page files `submit` split out of big multi-page files, in the store's `.pages` folder, that no other
-    /// page uses: removed from disk after the transaction.
+    /// Page files `submit` split out of multi-page files, in the store's `.pages` folder, that no other page
+    /// uses, and the folders of the documents' page parts (each of one submission): removed from disk, folders with
+    /// what is in them, after the transaction.
     public var splitFiles: [RawPath] = []
 
     public init() {}
@@ -33,6 +34,7 @@ extension Store {
             var report = DeleteReport()
             var leased = 0
             var splitCandidates: Set<RawPath> = []
+            var partFolderSet: Set<RawPath> = []
             // Split pages are stored by absolute path (`submit` makes them so).
             let folder = RawPath(path + ".pages/")
             let splitFolder = RawPath.currentDirectory.map { folder.absolute(in: $0) } ?? folder
@@ -52,10 +54,13 @@ extension Store {
                 where source.bytes.starts(with: splitFolder.bytes) {
                     splitCandidates.insert(source)
                 }
+                partFolderSet.formUnion(try partFolders(of: document))
             }
             if leased > 0 { throw DeleteRefusal(leased: leased) }
+            // Only folders inside the page folder, so a row written by hand cannot make delete remove another folder.
+            let partFolderList = partFolderSet.sorted().filter { $0.bytes.starts(with: splitFolder.bytes) && $0 != splitFolder }
             guard !dryRun else {
-                report.splitFiles = splitCandidates.sorted()
+                report.splitFiles = splitCandidates.sorted() + partFolderList
                 return report
             }
             for document in documents {
@@ -68,6 +73,7 @@ extension Store {
                               "result_history WHERE page_id"] {
                     try connection.cached("DELETE FROM \(table) IN (SELECT id FROM pages WHERE document_id = ?)").execute([id])
                 }
+                try deleteParts(of: document)
                 try connection.cached("DELETE FROM pages WHERE document_id = ?").execute([id])
                 try connection.cached("DELETE FROM document_search WHERE rowid = ?").execute([id])
                 try connection.cached("DELETE FROM documents WHERE id = ?").execute([id])
@@ -79,6 +85,7 @@ extension Store {
                     .rows([.blob(source.bytes)], { _ in true }).first ?? false
                 if !used { report.splitFiles.append(source) }
             }
+            report.splitFiles += partFolderList
             return report
         }
     }

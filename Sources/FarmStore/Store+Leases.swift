@@ -17,6 +17,8 @@ public struct QueuedPage: Sendable {
     /// The source file as submitted (nil for pages submitted before it was recorded).
     public var sourceHash: String? = nil
     public var sourceSize: Int? = nil
+    /// The page split out of its multi-page file at submit: what dispatch sends instead of the whole file.
+    public var part: PagePart? = nil
 }
 
 extension Store {
@@ -26,8 +28,9 @@ extension Store {
     public func queuedPages(limit: Int, now: Double = Clock.now) throws -> [QueuedPage] {
         try connection.cached("""
             SELECT p.id, p.document_id, p.number, p.source_path, p.source_index, p.source_kind, p.priority,
-                   d.name, d.options, d.page_count, p.source_hash, p.source_size
+                   d.name, d.options, d.page_count, p.source_hash, p.source_size, pp.path, pp.sha256, pp.size
             FROM pages p INDEXED BY pages_queue JOIN documents d ON d.id = p.document_id
+                 LEFT JOIN page_parts pp ON pp.page_id = p.id
             WHERE p.state = 'queued' AND p.not_before <= ?
             ORDER BY p.priority DESC, p.id
             LIMIT ?
@@ -37,7 +40,8 @@ extension Store {
                        // A kind this coordinator does not know goes out as an image, as it always has: the
                        // worker's decoder tells what the bytes are.
                        index: row.int(4), kind: SourceKind(rawValue: row.text(5)) ?? .image, priority: row.int(6), optionsJSON: row.text(8),
-                       sourceHash: row.optionalText(10), sourceSize: row.optionalInt(11))
+                       sourceHash: row.optionalText(10), sourceSize: row.optionalInt(11),
+                       part: row.optionalText(13).map { PagePart(path: RawPath(bytes: row.blob(12)), sha256: $0, size: row.int(14)) })
         }
     }
 

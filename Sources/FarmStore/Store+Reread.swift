@@ -65,10 +65,12 @@ extension Store {
 
     /// Moves the page's current result (if any) to the history: called in the transaction that records its new
     /// result. A result `reread` copied there already keeps its row (and its options); it gets `replaced_at`.
-    func archiveResult(of page: PageID, now: Double) throws {
+    /// Returns whether the page had a result.
+    @discardableResult
+    func archiveResult(of page: PageID, now: Double) throws -> Bool {
         let id = SQLiteValue.integer(page.rawValue)
-        guard try connection.cached("SELECT 1 FROM results WHERE page_id = ?").first([id], { _ in true }) ?? false else { return }
-        guard try connection.userVersion >= 8 else { return }
+        guard try connection.cached("SELECT 1 FROM results WHERE page_id = ?").first([id], { _ in true }) ?? false else { return false }
+        guard try connection.userVersion >= 8 else { return true }
         let model = try hasModels() ? "r.model" : "NULL"
         try connection.cached("""
             INSERT OR IGNORE INTO result_history (page_id, attempt, worker_id, engine, text, mean_confidence, width, height,
@@ -83,6 +85,7 @@ extension Store {
             WHERE page_id = ? AND attempt = (SELECT attempt FROM results WHERE page_id = ?) AND replaced_at IS NULL
             """).execute([.real(now), id, id])
         try connection.cached("DELETE FROM results WHERE page_id = ?").execute([id])
+        return true
     }
 
     /// Every reading of `page`, oldest first: the earlier ones from the history, the current one last.

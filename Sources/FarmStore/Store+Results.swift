@@ -48,25 +48,24 @@ extension Store {
             return false
         }
         // A page read again (`reread`) has its earlier result: it goes to the history now, not before.
-        try archiveResult(of: attempt.page, now: now)
+        let readBefore = try archiveResult(of: attempt.page, now: now)
+        // The page's model (render on demand) is kept compressed in its result row, not among the renderings;
+        // written with the row (one insert, not an insert and an update of the same row).
+        let model = output.artifacts.first { $0.0 == Self.modelName }?.1
+        let renderings = output.artifacts.filter { $0.0 != Self.modelName }
         try connection.cached("""
             INSERT INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height, structure,
-                                 timings, finished_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                 timings, finished_at, model)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute([
             .integer(attempt.page.rawValue), .integer(Int64(attempt.number)), .text(worker.rawValue), .text(output.engine),
             .text(output.text), .real(output.meanConfidence), .integer(Int64(output.width)), .integer(Int64(output.height)),
-            .blob(output.structure), .text(output.timings), .real(now),
+            .blob(output.structure), .text(output.timings), .real(now), model.map { .blob(Self.packed($0)) } ?? .null,
         ])
         try indexForSearch(attempt.page, text: output.text)
-        // The page's model (render on demand) is kept compressed in its result row, not among the renderings.
-        let model = output.artifacts.first { $0.0 == Self.modelName }?.1
-        let renderings = output.artifacts.filter { $0.0 != Self.modelName }
-        if let model {
-            try connection.cached("UPDATE results SET model = ? WHERE page_id = ?")
-                .execute([.blob(Self.packed(model)), .integer(attempt.page.rawValue)])
+        if model != nil && readBefore {
             // Renderings of an earlier reading (`reread`) that this one did not freeze would be exported in place of
-            // the ones rendered from the new model: they go.
+            // the ones rendered from the new model: they go. A page read for the first time has none.
             try connection.cached("DELETE FROM artifacts WHERE page_id = ? AND name IN ('pdf', 'hocr', 'alto', 'page', 'json')")
                 .execute([.integer(attempt.page.rawValue)])
         }

@@ -12,15 +12,19 @@ public struct NewPage: Sendable {
     /// The source file as submitted: its SHA-256 (hex) and size, checked before the page is sent.
     public var sourceHash: String?
     public var sourceSize: Int?
+    /// The page split out of a multi-page file, which dispatch sends instead of the whole file (`source` stays
+    /// the file as submitted: export, IIIF and the viewer read it).
+    public var part: PagePart?
 
     public init(source: RawPath, index: Int, kind: SourceKind, failure: PageFailure? = nil, sourceHash: String? = nil,
-                sourceSize: Int? = nil) {
+                sourceSize: Int? = nil, part: PagePart? = nil) {
         self.source = source
         self.index = index
         self.kind = kind
         self.failure = failure
         self.sourceHash = sourceHash
         self.sourceSize = sourceSize
+        self.part = part
     }
 }
 
@@ -109,6 +113,7 @@ extension Store {
                         SQLiteValue(page.failure?.message), SQLiteValue(page.sourceHash),
                         page.sourceSize.map { .integer(Int64($0)) } ?? .null,
                     ])
+                    if let part = page.part { try insertPart(part, of: connection.lastInsertRowID) }
                 }
                 ids.append(id)
             }

@@ -1,4 +1,5 @@
 import Allocator
+import Crypto
 import FarmCore
 import FarmPipeline
 import FarmProtocol
@@ -91,6 +92,11 @@ struct Slot {
         let message: FarmProtocol.Message
         let started = Clock.monotonicMilliseconds
         do throws(PageFailure) {
+            // What arrived is what the coordinator checked against the file as submitted, or the page is not read.
+            if let expected = job.sha256, case let actual = SHA256.hex(job.bytes), actual != expected {
+                throw PageFailure(stage: "receive", code: .jobCorrupted, message: "\(job.source): the page's \(job.bytes.count) bytes "
+                                      + "arrived with sha256 \(actual), sent with sha256 \(expected); not read", retryable: true)
+            }
             let source: PageSource = job.kind == .pdf ? .pdf(job.bytes, index: job.index) : .image(job.bytes, index: job.index)
             // The encoded page is needed only until it is decoded; the processor holds the last reference.
             job.bytes = []

@@ -8,20 +8,37 @@ public enum Zlib {
         public let description: String
     }
 
-    /// `bytes` deflated at `level` (0–9; 6 is zlib's default).
+    /// `bytes` deflated at `level` (0–9; 6 is zlib's default), as a zlib stream any inflater reads.
+    ///
+    /// The window and hash table are sized to the input (`windowBits` 9–15): `compress2`'s fixed 256 KB of state,
+    /// allocated and its hash table cleared for every call, cost more than deflating a small page model (the
+    /// coordinator packs one with every result). A window as long as the input finds every match the full one would.
     public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
-        var capacity = compressBound(uLong(bytes.count))
-        var output = [UInt8](repeating: 0, count: Int(capacity))
-        let status = output.withUnsafeMutableBufferPointer { out in
+        var windowBits: Int32 = 9
+        while windowBits < 15 && (1 << windowBits) < bytes.count + 262 { windowBits += 1 }
+        let memoryLevel = max(1, min(8, windowBits - 7))
+        var stream = z_stream()
+        let initialized = deflateInit2_(&stream, level, Z_DEFLATED, windowBits, memoryLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
+                                        Int32(MemoryLayout<z_stream>.size))
+        // deflateInit2 fails only when it cannot allocate its state (out of memory) or on a bad level.
+        precondition(initialized == Z_OK, "zlib could not start deflating (\(initialized))")
+        defer { deflateEnd(&stream) }
+        let capacity = Int(deflateBound(&stream, uLong(bytes.count)))
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, count in
+            var status: Int32 = Z_OK
             bytes.withUnsafeBufferPointer { input in
                 // zlib reads nothing when the count is 0, but it wants a non-null pointer all the same.
-                compress2(out.baseAddress, &capacity, input.baseAddress ?? UnsafePointer(out.baseAddress!), uLong(bytes.count), level)
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress ?? UnsafePointer(out.baseAddress!))
+                stream.avail_in = uInt(bytes.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(capacity)
+                status = deflate(&stream, Z_FINISH)
             }
+            // The buffer is deflateBound's, always large enough for one call to finish.
+            precondition(status == Z_STREAM_END, "zlib could not compress (\(status))")
+            count = Int(stream.total_out)
         }
-        // compress2 fails only when it cannot allocate its state (out of memory) or on a bad level; the buffer is
-        // compressBound's, always large enough.
-        precondition(status == Z_OK, "zlib could not compress (\(status))")
-        return Array(output.prefix(Int(capacity)))
+        return output
     }
 
     /// `bytes` inflated, which must give exactly `size` bytes (the size recorded when they were deflated): a

@@ -83,28 +83,52 @@ struct SubmissionTests {
         #expect(pages.map(\.source) == [one, tiff, tiff, tiff])
     }
 
-    @Test("big multi-page files are split into one file per page next to the store")
+    @Test("multi-page files are split into one part per page next to the store; the pages keep the file as submitted")
     func splitting() throws {
         let page = try Pix(contentsOfFile: Fixtures.phototest)
         let tiff = RawPath(folder.write("three.tif", try Pix.multipageTIFF([page, try page.grayscale(), page])))
-        let report = try Submission(store: store, options: SubmitOptions(splitThreshold: 1)).submit([tiff])
+        let report = try Submission(store: store, options: SubmitOptions()).submit([tiff])
         #expect(report.pages == 3)
         let pages = try store.pages()
-        #expect(pages.allSatisfy { $0.source.description.hasPrefix(store.path + ".pages/") })
-        #expect(try Pix(contentsOfFile: pages[1].source.description).width == 640)
-        #expect(try Pix(contentsOfFile: pages[0].source.description).hasSamePixels(as: page))
+        // Export, IIIF and the viewer read the file as submitted: the pages still name it, by index.
+        #expect(pages.map(\.source) == [tiff, tiff, tiff])
+        #expect(try pages.map { try store.source(of: $0.id)?.index } == [0, 1, 2])
+        let parts = try pages.map { try #require(try store.part(of: $0.id)) }
+        #expect(parts.allSatisfy { $0.path.description.hasPrefix(store.path + ".pages/") })
+        #expect(Set(parts.map(\.path.parent)).count == 1)
+        #expect(try parts.allSatisfy { $0.size == (try FileSystem.read($0.path.description)).count && $0.sha256.count == 64 })
+        #expect(try Pix(contentsOfFile: parts[1].path.description).width == 640)
+        #expect(try Pix(contentsOfFile: parts[0].path.description).hasSamePixels(as: page))
         // A PDF is split with qpdf.
-        let parts = [folder.write("a.pdf", TestPDF.onePage("alpha")), folder.write("b.pdf", TestPDF.onePage("bravo"))]
-        try QPDF.merge(parts, into: folder.file("ab.pdf"))
-        let pdfReport = try Submission(store: store, options: SubmitOptions(splitThreshold: 1)).submit([RawPath(folder.file("ab.pdf"))])
+        let onePages = [folder.write("a.pdf", TestPDF.onePage("alpha")), folder.write("b.pdf", TestPDF.onePage("bravo"))]
+        try QPDF.merge(onePages, into: folder.file("ab.pdf"))
+        let pdf = RawPath(folder.file("ab.pdf"))
+        let pdfReport = try Submission(store: store, options: SubmitOptions()).submit([pdf])
         #expect(pdfReport.pages == 2)
-        let pdfPages = try store.pages().suffix(2)
-        #expect(pdfPages.allSatisfy { $0.source.description.hasSuffix(".pdf") && $0.source.description.contains(".pages/") })
-        #expect(try QPDF.info(pdfPages.first!.source.description).pageCount == 1)
-        // Below the threshold the file is kept whole and pages are addressed by index.
-        let small = try Submission(store: store, options: SubmitOptions(force: true)).submit([tiff])
-        #expect(small.pages == 3)
-        #expect(try store.pages().suffix(3).allSatisfy { $0.source == tiff })
+        let pdfPages = Array(try store.pages().suffix(2))
+        #expect(pdfPages.allSatisfy { $0.source == pdf })
+        let pdfParts = try pdfPages.map { try #require(try store.part(of: $0.id)) }
+        #expect(pdfParts.allSatisfy { $0.path.description.hasSuffix(".pdf") })
+        #expect(try QPDF.info(pdfParts[0].path.description).pageCount == 1)
+        // The folder holds the parts only (the copy qpdf split is gone).
+        #expect(try FileSystem.entries(pdfParts[0].path.parent.description).count == 2)
+        // The same content again (--force) gets parts of its own: deleting one document leaves the other's.
+        _ = try Submission(store: store, options: SubmitOptions(force: true)).submit([tiff])
+        let againParts = try store.pages().suffix(3).map { try #require(try store.part(of: $0.id)) }
+        #expect(Set(againParts.map(\.path.parent)).isDisjoint(with: Set(parts.map(\.path.parent))))
+        let deleted = try store.delete([report.added[0].id])
+        #expect(deleted.splitFiles == [parts[0].path.parent])
+        #expect(try store.part(of: pages[0].id) == nil)
+        #expect(try store.part(of: try store.pages().suffix(3).first!.id) == againParts[0])
+        // A duplicate that is skipped leaves no parts behind.
+        let before = try FileSystem.entries(store.path + ".pages").sorted()
+        let skipped = try Submission(store: store, options: SubmitOptions()).submit([pdf])
+        #expect(skipped.skipped.count == 1)
+        #expect(try FileSystem.entries(store.path + ".pages").sorted() == before)
+        // Above the threshold the file is kept whole: its pages are sent in it, by index.
+        let whole = try Submission(store: store, options: SubmitOptions(force: true, splitThreshold: 1 << 30)).submit([tiff])
+        #expect(whole.pages == 3)
+        #expect(try store.pages().suffix(3).allSatisfy { try store.part(of: $0.id) == nil && $0.source == tiff })
     }
 
     @Test("the store's own files are never submitted, even from the folder that holds it")

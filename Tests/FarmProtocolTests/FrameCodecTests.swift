@@ -13,6 +13,8 @@ struct FrameCodecTests {
         .job(Job(attempt: attempt, source: "scans/page 7.tif", kind: .image, index: 2,
                  options: PageOptions(languages: ["chi_sim", "eng"], timeoutMilliseconds: 30_000), bytes: [0, 1, 2, 255])),
         .job(Job(attempt: attempt, source: "book.pdf", kind: .pdf, index: 0, options: PageOptions(), bytes: [])),
+        .job(Job(attempt: attempt, source: "book.pdf page 9", kind: .pdf, index: 0, options: PageOptions(), bytes: [1, 2],
+                 sha256: "a12871fee210fb8619291eaea194581cbd2531e4b23759d225f6806923f63222")),
         .job(Job(attempt: attempt, source: "codes.png", kind: .image, index: 0,
                  options: PageOptions(languages: ["auto"], imageMode: .bw, skippedStages: [.deskew], candidates: 3,
                                       words: ["CC0"], minTextHeight: 0.01, level: .accurate, languageCorrection: false),

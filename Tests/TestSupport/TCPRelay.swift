@@ -13,6 +13,7 @@ public final class TCPRelay: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var captured: [UInt8] = []
+    private var downstream = 0
     private var stopped = false
 
     public init(to target: Int) {
@@ -34,6 +35,9 @@ public final class TCPRelay: @unchecked Sendable {
 
     /// Every byte relayed so far, both directions interleaved.
     public var bytes: [UInt8] { lock.withLock { captured } }
+
+    /// How many bytes went from the target to the clients (a coordinator's JOBs to its workers), framing included.
+    public var bytesFromTarget: Int { lock.withLock { downstream } }
 
     /// Whether `text` appears anywhere in the relayed bytes.
     public func carried(_ text: String) -> Bool {
@@ -94,7 +98,10 @@ public final class TCPRelay: @unchecked Sendable {
                 let from = index == 0 ? a : b, to = index == 0 ? b : a
                 let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
                 if count <= 0 { return }
-                lock.withLock { captured.append(contentsOf: buffer[..<count]) }
+                lock.withLock {
+                    captured.append(contentsOf: buffer[..<count])
+                    if index == 1 { downstream += count }
+                }
                 var offset = 0
                 while offset < count {
                     let written = buffer.withUnsafeBytes { write(to, $0.baseAddress! + offset, count - offset) }

@@ -270,6 +270,24 @@ public enum TestPDF {
         return Array(pdf.utf8)
     }
 
+    /// A PDF of `count` small pages (`width` × `height` points), page N showing "Page N of COUNT", all pages sharing
+    /// one font: the case where a page's own share of the file is tiny.
+    public static func numbered(_ count: Int, width: Int = 240, height: Int = 60) -> [UInt8] {
+        var objects: [String] = []
+        objects.append("<< /Type /Catalog /Pages 2 0 R >>")
+        let kids = (0..<count).map { "\(3 + 2 * $0) 0 R" }.joined(separator: " ")
+        objects.append("<< /Type /Pages /Kids [\(kids)] /Count \(count) >>")
+        let font = 3 + 2 * count
+        for index in 0..<count {
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(width) \(height)] /Contents \(4 + 2 * index) 0 R "
+                           + "/Resources << /Font << /F1 \(font) 0 R >> >> >>")
+            let stream = "BT /F1 16 Tf 16 \(height / 2 - 6) Td (Page \(index + 1) of \(count)) Tj ET"
+            objects.append("<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream")
+        }
+        objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+        return assembled(objects)
+    }
+
     /// A minimal valid one-page PDF whose page shows `text`.
     public static func onePage(_ text: String) -> [UInt8] {
         var objects: [String] = []
