@@ -104,6 +104,7 @@ let package = Package(
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
                                                                 "SQLite", "ZeroMQ", "TestSupport"]),
+        .testTarget(name: "FarmLocalTests", dependencies: ["FarmLocal", "FarmStore", "FarmCore", "FarmRuntime", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmProtocol", "FarmCore", "FarmRuntime", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
