@@ -104,6 +104,7 @@ let package = Package(
         .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
                                                                 "SQLite", "ZeroMQ", "TestSupport"]),
+        .testTarget(name: "FarmLocalTests", dependencies: ["FarmLocal", "FarmStore", "FarmCore", "FarmRuntime", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmPipeline", "Crypto", "FarmProtocol", "FarmCore", "FarmRuntime",
                                                            "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),

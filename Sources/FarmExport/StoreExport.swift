@@ -210,191 +210,265 @@ public final class StoreExport {
             summary.warnings += 1
             report(message)
         }
+        // Pages being read again (`reread`) keep their earlier result until the new one lands: it is exported.
+        let rereading = try store.read { try store.pagesWithEarlierResult(of: document.id) }
+        guard try isExported(document, rereading: rereading, warn: warn) else {
+            summary.skipped += 1
+            return
+        }
+        var work = DocumentWork(document: document, name: name, scratch: folder.stagingPath,
+                                pdf: options.formats.contains(.pdf))
+        try exportPages(of: &work, rereading: rereading, into: folder)
+        if options.documentText, work.textPages > 0 {
+            try folder.write(work.documentText, as: name + ".txt")
+            work.files += 1
+        }
+        if let pdf = work.pdf, pdf.pageCount > 0 {
+            let published = try publishPDF(pdf, of: work, into: folder, warn: warn)
+            if published.written { work.files += 1 }
+            summary.notArchival += published.notArchival
+        }
+        if let message = Self.degradedWarning(work.degraded, shown: work.shown) { warn(message) }
+        for message in try missingWarnings(work) { warn(message) }
+        summary.files += work.files
+        summary.pages += work.pages
+        summary.degradedImages += work.degradedImages
+        summary.placeholders += work.placeholders
+        if work.files > 0 {
+            summary.documents += 1
+        } else {
+            summary.skipped += 1
+        }
+    }
+
+    /// Whether `document` is exported: it has done pages (or failed ones, for the PDF), and is complete when
+    /// `completeOnly` asks for that; a document with pages not done is said in a warning.
+    private func isExported(_ document: DocumentRecord, rereading: Set<PageID>, warn: (String) -> Void) throws -> Bool {
         let shown = "'\(RawPath(document.name))'"
         let counts = try store.read { try store.counts(of: [document.id]) }
         let total = counts.values.reduce(0, +)
-        // Pages being read again (`reread`) keep their earlier result until the new one lands: it is exported.
-        let rereading = try store.read { try store.pagesWithEarlierResult(of: document.id) }
         let doneCount = (counts[.done] ?? 0) + rereading.count
         // Failed pages have a place in the PDF (as degraded pages), not in the page files.
         let failedCount = options.formats.contains(.pdf) ? counts[.failed] ?? 0 : 0
-        if doneCount < total || total == 0 {
-            let state = Self.describe(counts, total: total)
-            if doneCount + failedCount == 0 {
-                warn("document \(shown): \(state); nothing to export")
-                summary.skipped += 1
-                return
-            }
-            if options.completeOnly {
-                warn("document \(shown) skipped (--complete-only): \(state)")
-                summary.skipped += 1
-                return
-            }
-            if doneCount + failedCount < total {
-                warn("document \(shown) is not complete: \(state); exported the done pages only"
-                     + (failedCount > 0 ? " (and the failed ones as degraded PDF pages)" : ""))
-            }
+        guard doneCount < total || total == 0 else { return true }
+        let state = Self.describe(counts, total: total)
+        if doneCount + failedCount == 0 {
+            warn("document \(shown): \(state); nothing to export")
+            return false
         }
-        let digits = max(4, String(max(document.pageCount, 1)).count)
-        let pdf = options.formats.contains(.pdf) ? DocumentPDF(directory: folder.stagingPath, prefix: "d\(document.id)") : nil
+        if options.completeOnly {
+            warn("document \(shown) skipped (--complete-only): \(state)")
+            return false
+        }
+        if doneCount + failedCount < total {
+            warn("document \(shown) is not complete: \(state); exported the done pages only"
+                 + (failedCount > 0 ? " (and the failed ones as degraded PDF pages)" : ""))
+        }
+        return true
+    }
+
+    /// One document's export under way: where its files go and what its pages gave so far.
+    private struct DocumentWork {
+        let document: DocumentRecord
+        let name: String
+        /// The document's name as warnings show it.
+        let shown: String
+        /// Page numbers in file names are zero-padded to this many digits.
+        let digits: Int
+        let pdf: DocumentPDF?
+        /// The source PDFs split into pages, for degraded pages.
+        let pdfPages: SourcePDFPages
         var subfolder: ExportFolder.Subfolder?
         var subfolderPath: String?
+        /// Formats done pages have not stored, with the first few pages.
         var missing: [OutputFormat: (count: Int, pages: [Int])] = [:]
         var degraded: [(number: Int, code: String, kind: DegradedPage.Kind)] = []
-        let pdfPages = SourcePDFPages(scratch: folder.stagingPath, name: "d\(document.id)-split")
-        let filesBefore = summary.files
-        // The document's text, page by page (`documentText`); a page without text keeps its place, empty.
+        /// The document's text, page by page (`documentText`); a page without text keeps its place, empty.
         var documentText: [UInt8] = []
-        // The PDF the document came in as, while every page so far is its page of the same number: the document's
-        // PDF is then that file with the text added (`DocumentPDF.overlay`), not a merge of the stored pages.
-        var wholeSource: PageSource?
-        var oneSource = pdf != nil
         var textPages = 0
+        /// The PDF the document came in as, while every page so far is its page of the same number: the document's
+        /// PDF is then that file with the text added (`DocumentPDF.overlay`), not a merge of the stored pages.
+        var wholeSource: PageSource?
+        var oneSource: Bool
+        var files = 0, pages = 0, degradedImages = 0, placeholders = 0
+
+        init(document: DocumentRecord, name: String, scratch: String, pdf: Bool) {
+            self.document = document
+            self.name = name
+            shown = "'\(RawPath(document.name))'"
+            digits = max(4, String(max(document.pageCount, 1)).count)
+            self.pdf = pdf ? DocumentPDF(directory: scratch, prefix: "d\(document.id)") : nil
+            pdfPages = SourcePDFPages(scratch: scratch, name: "d\(document.id)-split")
+            oneSource = pdf
+        }
+
+        /// Follows whether every page so far is the page of the same number of one source PDF.
+        mutating func follow(_ source: PageSource?, of page: PageRecord) {
+            guard oneSource else { return }
+            if let source, source.kind == .pdf, source.index == page.number - 1,
+               wholeSource.map({ $0.path == source.path && $0.hash == source.hash && $0.size == source.size }) ?? true
+            {
+                wholeSource = source
+            } else {
+                oneSource = false
+            }
+        }
+    }
+
+    /// The document's pages in page order, in batches: the renderings made from the pages' models (render on
+    /// demand) a few pages ahead, on every core (the first ones may have been, with the documents before: `run`).
+    private func exportPages(of work: inout DocumentWork, rereading: Set<PageID>, into folder: ExportFolder) throws {
         var after = 0
         while true {
-            let pages = try store.read { try store.pages(of: document.id, after: after, limit: batchSize) }
+            let pages = try store.read { try store.pages(of: work.document.id, after: after, limit: batchSize) }
             guard let lastPage = pages.last else { break }
             after = lastPage.number
-            // The renderings made from the pages' models (render on demand), a few pages ahead, on every core
-            // (the first ones may have been, with the documents before: `run`).
             var renderedUpTo = -1
             for (index, page) in pages.enumerated() {
                 let hasResult = page.state == .done || rereading.contains(page.id)
-                let source = pdf == nil ? nil : try store.read { try store.source(of: page.id) }
-                if oneSource {
-                    if let source, source.kind == .pdf, source.index == page.number - 1,
-                       wholeSource.map({ $0.path == source.path && $0.hash == source.hash && $0.size == source.size }) ?? true
-                    {
-                        wholeSource = source
-                    } else {
-                        oneSource = false
-                    }
-                }
+                let source = work.pdf == nil ? nil : try store.read { try store.source(of: page.id) }
+                work.follow(source, of: page)
                 if hasResult && ahead[page.id] == nil && index > renderedUpTo {
                     let next = pages[index...].prefix(Self.renderedAhead)
                     try renderAhead(next.filter { ($0.state == .done || rereading.contains($0.id)) && ahead[$0.id] == nil })
                     renderedUpTo = index + next.count - 1
                 }
-                if page.state == .failed, let pdf {
-                    let stand = DegradedPage.make(for: page, source: source, documentName: document.name, pdfPages: pdfPages,
-                                                  type: options.pdfType)
-                    try pdf.append(stand.pdf)
-                    degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
-                    if case .image = stand.kind { summary.degradedImages += 1 } else { summary.placeholders += 1 }
-                    continue
-                }
-                if options.documentText, hasResult || page.state == .failed {
-                    if textPages > 0 { documentText.append(0x0C) }
-                    if hasResult, let text = try store.read({ try store.text(of: page.id) }) {
-                        documentText += Array(text.utf8)
-                        if documentText.last != 0x0A { documentText.append(0x0A) }
-                    }
-                    textPages += 1
-                }
-                guard hasResult else { continue }
-                var written = false
-                // Formats not stored were rendered from the page's model (`renderAhead`), and its text read with
-                // it; a page stored with a rendering (frozen at OCR time, or an older store) exports that.
-                let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
-                for format in options.formats {
-                    // One page's renderings at a time: each read, written and let go. A format rendered from the
-                    // model is one the page has not stored (`renderJobs`): not looked for again.
-                    var bytes = rendered[format]
-                    if bytes == nil {
-                        bytes = try store.read { () throws -> [UInt8]? in
-                            format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
-                        }
-                    }
-                    guard let bytes else {
-                        missing[format, default: (0, [])].count += 1
-                        if missing[format]!.pages.count < 10 { missing[format]!.pages.append(page.number) }
-                        continue
-                    }
-                    written = true
-                    if format == .pdf {
-                        try pdf?.append(bytes, sourcePage: source?.kind == .pdf ? source?.index : nil)
-                        continue
-                    }
-                    if subfolder == nil {
-                        subfolder = try folder.subfolder(name)
-                        subfolderPath = FileSystem.canonicalPath(folder.path + "/" + name)
-                    }
-                    // The XML names the page image as the worker knew it ("scan.tif page 3"): here it is the
-                    // page's file, by a path that resolves from the folder the XML is written into.
-                    let pointed = page.source.string.map { source in
-                        PageArtifacts.pointed(bytes, format, at: Self.relativePath(to: source, from: subfolderPath))
-                    } ?? bytes
-                    try folder.write(pointed, as: Self.padded(page.number, digits) + "." + format.fileExtension, in: subfolder)
-                    summary.files += 1
-                }
-                if written { summary.pages += 1 }
+                try exportPage(page, source: source, hasResult: hasResult, of: &work, into: folder)
             }
         }
-        if options.documentText, textPages > 0 {
-            try folder.write(documentText, as: name + ".txt")
-            summary.files += 1
+    }
+
+    /// One page: a failed one as a degraded PDF page, a done one (or one being read again) in every format, and
+    /// its text in the document's text.
+    private func exportPage(_ page: PageRecord, source: PageSource?, hasResult: Bool, of work: inout DocumentWork,
+                            into folder: ExportFolder) throws {
+        if page.state == .failed, let pdf = work.pdf {
+            let stand = DegradedPage.make(for: page, source: source, documentName: work.document.name, pdfPages: work.pdfPages,
+                                          type: options.pdfType)
+            try pdf.append(stand.pdf)
+            work.degraded.append((page.number, page.failureCode ?? "failed", stand.kind))
+            if case .image = stand.kind { work.degradedImages += 1 } else { work.placeholders += 1 }
+            return
         }
-        if let pdf, pdf.pageCount > 0 {
-            let staged = folder.stagedFile(".pdf")
-            // A document with a PDF's own pages made PDF/A-2B (`PDFArchive`), or said loudly why not.
-            func archived(_ outcome: PDFArchiveOutcome?) {
-                guard let outcome, !outcome.isArchival else { return }
-                summary.notArchival += 1
-                let problems = outcome.remaining.prefix(5).map(\.description).joined(separator: "; ")
-                warn("document \(shown): \(name).pdf is not PDF/A-2B (written as a plain PDF): \(problems)"
-                     + (outcome.remaining.count > 5 ? "; and \(outcome.remaining.count - 5) more" : ""))
+        if options.documentText, hasResult || page.state == .failed {
+            if work.textPages > 0 { work.documentText.append(0x0C) }
+            if hasResult, let text = try store.read({ try store.text(of: page.id) }) {
+                work.documentText += Array(text.utf8)
+                if work.documentText.last != 0x0A { work.documentText.append(0x0A) }
             }
-            do {
-                var overlaid = false
-                if oneSource, let source = wholeSource {
-                    if let reason = overlay(pdf, source: source, of: document, into: staged.path, archived: archived) {
-                        warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
-                             + "outline and document metadata")
-                    } else {
-                        overlaid = true
-                    }
+            work.textPages += 1
+        }
+        guard hasResult else { return }
+        if try writeFormats(of: page, source: source, work: &work, into: folder) { work.pages += 1 }
+    }
+
+    /// Writes the page in every format of the options (its PDF into the document's); false when it had none.
+    /// Formats not stored were rendered from the page's model (`renderAhead`), and its text read with it; a page
+    /// stored with a rendering (frozen at OCR time, or an older store) exports that.
+    private func writeFormats(of page: PageRecord, source: PageSource?, work: inout DocumentWork,
+                              into folder: ExportFolder) throws -> Bool {
+        var written = false
+        let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
+        for format in options.formats {
+            // One page's renderings at a time: each read, written and let go. A format rendered from the
+            // model is one the page has not stored (`renderJobs`): not looked for again.
+            var bytes = rendered[format]
+            if bytes == nil {
+                bytes = try store.read { () throws -> [UInt8]? in
+                    format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
                 }
-                if !overlaid {
-                    archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
-                                                                                              type: options.pdfType)))
+            }
+            guard let bytes else {
+                work.missing[format, default: (0, [])].count += 1
+                if work.missing[format]!.pages.count < 10 { work.missing[format]!.pages.append(page.number) }
+                continue
+            }
+            written = true
+            if format == .pdf {
+                try work.pdf?.append(bytes, sourcePage: source?.kind == .pdf ? source?.index : nil)
+                continue
+            }
+            if work.subfolder == nil {
+                work.subfolder = try folder.subfolder(work.name)
+                work.subfolderPath = FileSystem.canonicalPath(folder.path + "/" + work.name)
+            }
+            // The XML names the page image as the worker knew it ("scan.tif page 3"): here it is the
+            // page's file, by a path that resolves from the folder the XML is written into.
+            let pointed = page.source.string.map { source in
+                PageArtifacts.pointed(bytes, format, at: Self.relativePath(to: source, from: work.subfolderPath))
+            } ?? bytes
+            try folder.write(pointed, as: Self.padded(page.number, work.digits) + "." + format.fileExtension, in: work.subfolder)
+            work.files += 1
+        }
+        return written
+    }
+
+    /// Publishes the document's PDF: the source PDF with the text added when every page is its, else merged from
+    /// the stored pages; made PDF/A-2B when a page is a PDF's own (`PDFArchive`), or said loudly why not. False
+    /// when no PDF was written: a stored page qpdf cannot read costs this document its PDF, not the export.
+    /// Counts the documents (0 or 1) that were to be PDF/A-2B and are not.
+    private func publishPDF(_ pdf: DocumentPDF, of work: DocumentWork, into folder: ExportFolder,
+                            warn: (String) -> Void) throws -> (written: Bool, notArchival: Int) {
+        let shown = work.shown
+        let staged = folder.stagedFile(".pdf")
+        var notArchival = 0
+        func archived(_ outcome: PDFArchiveOutcome?) {
+            guard let outcome, !outcome.isArchival else { return }
+            notArchival += 1
+            let problems = outcome.remaining.prefix(5).map(\.description).joined(separator: "; ")
+            warn("document \(shown): \(work.name).pdf is not PDF/A-2B (written as a plain PDF): \(problems)"
+                 + (outcome.remaining.count > 5 ? "; and \(outcome.remaining.count - 5) more" : ""))
+        }
+        do {
+            var overlaid = false
+            if work.oneSource, let source = work.wholeSource {
+                if let reason = overlay(pdf, source: source, of: work.document, into: staged.path, archived: archived) {
+                    warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
+                         + "outline and document metadata")
+                } else {
+                    overlaid = true
                 }
-                try folder.publish(staged.name, as: name + ".pdf")
-                summary.files += 1
-            } catch let error as DocumentPDFError {
-                // A stored page qpdf cannot read costs this document its PDF, not the export.
-                warn("document \(shown): \(error.message); no PDF written")
             }
-        }
-        if !degraded.isEmpty {
-            // Every degraded page is named (a volume's reader needs to know which pages have no text), a few with
-            // why their image is missing too.
-            var list = degraded.map { page in
-                let how = if case .image = page.kind { "image only" } else { "placeholder" }
-                return "\(page.number) (\(page.code), \(how))"
-            }.joined(separator: ", ")
-            let reasons = degraded.compactMap { page -> String? in
-                if case .placeholder(let reason) = page.kind { return "page \(page.number): \(reason)" }
-                return nil
+            if !overlaid {
+                archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: work.document.name,
+                                                                                          type: options.pdfType)))
             }
-            if !reasons.isEmpty { list += "; no image for " + reasons.prefix(3).joined(separator: "; ") }
-            if reasons.count > 3 { list += "; and \(reasons.count - 3) more" }
-            warn("document \(shown): \(degraded.count) page\(degraded.count == 1 ? "" : "s") failed for good, in the PDF "
-                 + "without text: page\(degraded.count == 1 ? "" : "s") \(list) (ocrfarm requeue --failed retries them)")
+            try folder.publish(staged.name, as: work.name + ".pdf")
+            return (true, notArchival)
+        } catch let error as DocumentPDFError {
+            warn("document \(shown): \(error.message); no PDF written")
+            return (false, notArchival)
         }
-        if !missing.isEmpty {
-            let outputs = try store.read { try store.options(of: document.id) }?.outputs
-            let submitted = outputs.map { " (submitted with --outputs \($0.isEmpty ? "none" : $0.map(\.rawValue).joined(separator: ",")))" } ?? ""
-            for format in options.formats {
-                guard let gap = missing[format] else { continue }
-                var list = gap.pages.map(String.init).joined(separator: ", ")
-                if gap.count > gap.pages.count { list += " and \(gap.count - gap.pages.count) more" }
-                warn("document \(shown): no stored \(format.rawValue) for page\(gap.count == 1 ? "" : "s") \(list)\(submitted); left out of the \(format.exportName) export")
-            }
+    }
+
+    /// Every degraded page named (a volume's reader needs to know which pages have no text), a few with why
+    /// their image is missing too; nil when there is none.
+    private static func degradedWarning(_ degraded: [(number: Int, code: String, kind: DegradedPage.Kind)], shown: String) -> String? {
+        guard !degraded.isEmpty else { return nil }
+        var list = degraded.map { page in
+            let how = if case .image = page.kind { "image only" } else { "placeholder" }
+            return "\(page.number) (\(page.code), \(how))"
+        }.joined(separator: ", ")
+        let reasons = degraded.compactMap { page -> String? in
+            if case .placeholder(let reason) = page.kind { return "page \(page.number): \(reason)" }
+            return nil
         }
-        if summary.files > filesBefore {
-            summary.documents += 1
-        } else {
-            summary.skipped += 1
+        if !reasons.isEmpty { list += "; no image for " + reasons.prefix(3).joined(separator: "; ") }
+        if reasons.count > 3 { list += "; and \(reasons.count - 3) more" }
+        return "document \(shown): \(degraded.count) page\(degraded.count == 1 ? "" : "s") failed for good, in the PDF "
+            + "without text: page\(degraded.count == 1 ? "" : "s") \(list) (ocrfarm requeue --failed retries them)"
+    }
+
+    /// One warning per format that done pages have not stored (submitted with `--outputs` leaving it out).
+    private func missingWarnings(_ work: DocumentWork) throws -> [String] {
+        guard !work.missing.isEmpty else { return [] }
+        let outputs = try store.read { try store.options(of: work.document.id) }?.outputs
+        let submitted = outputs.map { " (submitted with --outputs \($0.isEmpty ? "none" : $0.map(\.rawValue).joined(separator: ",")))" } ?? ""
+        return options.formats.compactMap { format in
+            guard let gap = work.missing[format] else { return nil }
+            var list = gap.pages.map(String.init).joined(separator: ", ")
+            if gap.count > gap.pages.count { list += " and \(gap.count - gap.pages.count) more" }
+            return "document \(work.shown): no stored \(format.rawValue) for page\(gap.count == 1 ? "" : "s") \(list)\(submitted); left out of the \(format.exportName) export"
         }
     }
 

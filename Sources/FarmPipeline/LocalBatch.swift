@@ -3,22 +3,6 @@ import Leptonica
 import QPDF
 import Synchronization
 
-/// A page's time limit covers its whole stay in a slot, not only recognition. Recognition stops itself at the
-/// limit; decoding and the correction stages cannot be interrupted, so a watchdog gives up a slot still in its page
-/// `margin` after the limit: the page fails with `timeout` at once, a new slot (a new engine) takes the place of the
-/// old one, whose thread ends when its stage does, its outcome thrown away. Used by workers and `LocalBatch`.
-public enum PageWatchdog {
-    /// Past the limit, recognition's own stop gets this long to report the timeout, cheaper than a new slot.
-    public static let marginMilliseconds: Int64 = 300
-
-    /// The failure of a page whose slot was given up after `held` milliseconds, for a limit of `limit`.
-    public static func failure(heldMilliseconds held: Int64, limitMilliseconds limit: Int) -> PageFailure {
-        PageFailure(stage: "page", code: .timeout,
-                    message: "the page was still being read after \(held) ms, past its time limit of \(limit) ms, "
-                        + "in a stage that cannot be stopped; its slot was given up", retryable: true)
-    }
-}
-
 /// One page of one input file.
 public struct PageJob: Sendable {
     /// Position of the page in the whole batch, from 0.
@@ -84,131 +68,33 @@ public final class LocalBatch: Sendable {
     public func run(_ report: (PageReport) -> Void) throws(PageFailure) {
         let jobs = BlockingQueue<PageJob>(capacity: slots * 2)
         let events = BlockingQueue<Event>()
-
-        let producer = NativeThread.start(name: "reader") { [self] in
-            // Sequence numbers follow the input order. Within each window of files, the largest go first: bigger
-            // files usually hold more text, and starting them early keeps the last pages of a batch short, so no
-            // slot idles at the end while another finishes a long page. Results are still reported in input order.
-            let window = max(8, slots * 4)
-            var sequence = 0
-            for start in stride(from: 0, to: paths.count, by: window) {
-                let indices = Array(start..<min(start + window, paths.count))
-                var loaded: [(index: Int, bytes: Result<[UInt8], PageFailure>, pages: Int, first: Int, pdf: Bool)] = []
-                for index in indices {
-                    var bytes: Result<[UInt8], PageFailure>
-                    do throws(FileError) {
-                        bytes = .success(try FileSystem.read(paths[index], limit: maxFileBytes))
-                    } catch {
-                        bytes = .failure(PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason))
-                    }
-                    var pages = 1
-                    var pdf = false
-                    if case .success(let read) = bytes {
-                        if ImageFormat.sniff(read) == .pdf {
-                            pdf = true
-                            switch Self.pdfPages(read, name: paths[index]) {
-                            case .success(let count): pages = count
-                            case .failure(let failure): bytes = .failure(failure)
-                            }
-                        } else {
-                            pages = Pix.pageCount(of: read)
-                        }
-                    }
-                    loaded.append((index, bytes, pages, sequence, pdf))
-                    sequence += pages
-                }
-                for file in loaded.sorted(by: { ((try? $0.bytes.get())?.count ?? 0) > ((try? $1.bytes.get())?.count ?? 0) }) {
-                    let path = paths[file.index]
-                    switch file.bytes {
-                    case .failure(let failure):
-                        events.push(.report(PageReport(sequence: file.first, path: path, page: 0, pageCount: 1,
-                                                       outcome: .failure(failure))))
-                    case .success(let bytes):
-                        for page in 0..<file.pages {
-                            let job = PageJob(sequence: file.first + page, path: path, page: page, pageCount: file.pages,
-                                              bytes: bytes, isPDF: file.pdf)
-                            guard jobs.push(job) else { return }
-                        }
-                    }
-                }
-            }
-            jobs.close()
-            events.push(.allQueued(pages: sequence))
-        }
-
+        let producer = startReader(jobs: jobs, events: events)
         // Pages in a slot with a time limit: sequence -> the page and when the watchdog gives its slot up. A page
         // is either taken out here by its slot when done or by the watchdog, never both.
         let inSlots = PagesInSlots()
+        var workers = (0..<slots).map { startSlot($0, jobs: jobs, events: events, inSlots: inSlots) }
         let limit = pageOptions.timeoutMilliseconds
-        func startSlot(_ index: Int) -> NativeThread {
-            NativeThread.start(name: "slot-\(index)") { [self] in
-                let processor: PageProcessor
-                do {
-                    processor = try makeProcessor()
-                    try processor.prepare(languages: pageOptions.languages)
-                } catch let failure as PageFailure {
-                    events.push(.slotFailed(failure.message))
-                    return
-                } catch {
-                    events.push(.slotFailed("\(error)"))
-                    return
-                }
-                while let job = jobs.pop() {
-                    if let limit {
-                        let now = Clock.monotonicMilliseconds
-                        inSlots.pages.withLock {
-                            $0[job.sequence] = (job, index, now, now + Int64(limit) + PageWatchdog.marginMilliseconds)
-                        }
-                    }
-                    beforePage?(job)
-                    let report = process(job, with: processor)
-                    // Given up meanwhile: its timeout was reported and another slot took this one's place.
-                    if limit != nil, inSlots.pages.withLock({ $0.removeValue(forKey: job.sequence) }) == nil { return }
-                    events.push(.report(report))
-                }
-            }
-        }
-        var workers = (0..<slots).map { startSlot($0) }
-
-        var pending: [Int: PageReport] = [:]
-        var next = 0
+        var order = InputOrder()
         var total: Int?
         var failedSlots: [String] = []
-        func received(_ page: PageReport) {
-            pending[page.sequence] = page
-            while let ready = pending.removeValue(forKey: next) {
-                report(ready)
-                next += 1
-            }
-        }
-        /// Fails every page past its deadline at once and replaces its slot; nobody waits for the stuck thread.
-        func watch(_ limit: Int) {
-            let now = Clock.monotonicMilliseconds
-            let expired = inSlots.pages.withLock { pages in
-                let expired = pages.filter { now >= $0.value.deadline }
-                for sequence in expired.keys { pages.removeValue(forKey: sequence) }
-                return Array(expired.values)
-            }
-            for page in expired {
-                let job = page.job
-                received(PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount,
-                                    outcome: .failure(PageWatchdog.failure(heldMilliseconds: now - page.since,
-                                                                           limitMilliseconds: limit))))
-                workers[page.slot].detach()
-                workers[page.slot] = startSlot(page.slot)
-            }
-        }
-        while total == nil || next < total! {
+        while total == nil || order.next < total! {
             // With a time limit the watchdog looks at the slots at least every 100 ms.
             let event = events.pop(timeoutMilliseconds: limit.map { _ in 100 })
-            if let limit { watch(limit) }
+            if let limit {
+                // Nobody waits for a stuck thread: its page fails at once and a new slot takes its place.
+                for (slot, failed) in inSlots.expired(limit: limit) {
+                    order.received(failed, report)
+                    workers[slot].detach()
+                    workers[slot] = startSlot(slot, jobs: jobs, events: events, inSlots: inSlots)
+                }
+            }
             guard let event else {
                 if limit == nil { break }
                 continue
             }
             switch event {
             case .report(let page):
-                received(page)
+                order.received(page, report)
             case .allQueued(let pages):
                 total = pages
             case .slotFailed(let message):
@@ -223,6 +109,122 @@ public final class LocalBatch: Sendable {
         }
         producer.join()
         workers.forEach { $0.join() }
+    }
+
+    /// The reader thread: reads the files and queues their pages as jobs, then says how many pages there are.
+    /// Sequence numbers follow the input order. Within each window of files, the largest go first: bigger files
+    /// usually hold more text, and starting them early keeps the last pages of a batch short, so no slot idles at
+    /// the end while another finishes a long page. Results are still reported in input order.
+    private func startReader(jobs: BlockingQueue<PageJob>, events: BlockingQueue<Event>) -> NativeThread {
+        NativeThread.start(name: "reader") { [self] in
+            let window = max(8, slots * 4)
+            var sequence = 0
+            for start in stride(from: 0, to: paths.count, by: window) {
+                var loaded: [LoadedFile] = []
+                for index in start..<min(start + window, paths.count) {
+                    let file = load(index, first: sequence)
+                    loaded.append(file)
+                    sequence += file.pages
+                }
+                for file in loaded.sorted(by: { ((try? $0.bytes.get())?.count ?? 0) > ((try? $1.bytes.get())?.count ?? 0) }) {
+                    guard queue(file, jobs: jobs, events: events) else { return }
+                }
+            }
+            jobs.close()
+            events.push(.allQueued(pages: sequence))
+        }
+    }
+
+    /// One input file read: its bytes or why not, its pages (a PDF's by qpdf, an image's frames) and whether it is
+    /// a PDF; its first page's sequence number.
+    private struct LoadedFile {
+        let index: Int
+        let bytes: Result<[UInt8], PageFailure>
+        let pages: Int
+        let first: Int
+        let pdf: Bool
+    }
+
+    private func load(_ index: Int, first: Int) -> LoadedFile {
+        var bytes: Result<[UInt8], PageFailure>
+        do throws(FileError) {
+            bytes = .success(try FileSystem.read(paths[index], limit: maxFileBytes))
+        } catch {
+            bytes = .failure(PageFailure(stage: Decoder.stage, code: .unreadable, message: error.reason))
+        }
+        var pages = 1
+        var pdf = false
+        if case .success(let read) = bytes {
+            if ImageFormat.sniff(read) == .pdf {
+                pdf = true
+                switch Self.pdfPages(read, name: paths[index]) {
+                case .success(let count): pages = count
+                case .failure(let failure): bytes = .failure(failure)
+                }
+            } else {
+                pages = Pix.pageCount(of: read)
+            }
+        }
+        return LoadedFile(index: index, bytes: bytes, pages: pages, first: first, pdf: pdf)
+    }
+
+    /// Queues the pages of `file` as jobs, or reports why it cannot be read; false when the queue was closed
+    /// (every slot failed).
+    private func queue(_ file: LoadedFile, jobs: BlockingQueue<PageJob>, events: BlockingQueue<Event>) -> Bool {
+        let path = paths[file.index]
+        switch file.bytes {
+        case .failure(let failure):
+            events.push(.report(PageReport(sequence: file.first, path: path, page: 0, pageCount: 1, outcome: .failure(failure))))
+        case .success(let bytes):
+            for page in 0..<file.pages {
+                let job = PageJob(sequence: file.first + page, path: path, page: page, pageCount: file.pages, bytes: bytes,
+                                  isPDF: file.pdf)
+                guard jobs.push(job) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// Slot `index`: makes its processor on its own thread, then reads jobs until the queue closes. A page given up
+    /// by the watchdog meanwhile ends the thread: its timeout was reported and another slot took this one's place.
+    private func startSlot(_ index: Int, jobs: BlockingQueue<PageJob>, events: BlockingQueue<Event>,
+                           inSlots: PagesInSlots) -> NativeThread {
+        let limit = pageOptions.timeoutMilliseconds
+        return NativeThread.start(name: "slot-\(index)") { [self] in
+            let processor: PageProcessor
+            do {
+                processor = try makeProcessor()
+                try processor.prepare(languages: pageOptions.languages)
+            } catch let failure as PageFailure {
+                events.push(.slotFailed(failure.message))
+                return
+            } catch {
+                events.push(.slotFailed("\(error)"))
+                return
+            }
+            while let job = jobs.pop() {
+                if let limit { inSlots.enter(job, slot: index, limit: limit) }
+                beforePage?(job)
+                let report = process(job, with: processor)
+                if limit != nil, !inSlots.leave(job) { return }
+                events.push(.report(report))
+            }
+        }
+    }
+
+    /// Reports arrive in any order and are passed on in input order.
+    private struct InputOrder {
+        private var pending: [Int: PageReport] = [:]
+        /// The sequence number of the next page to pass on.
+        private(set) var next = 0
+
+        mutating func received(_ page: PageReport, _ report: (PageReport) -> Void) {
+            pending[page.sequence] = page
+            while let ready = pending.removeValue(forKey: next) {
+                report(ready)
+                next += 1
+            }
+        }
     }
 
     /// A PDF's page count, or why it cannot be read (encrypted, damaged, no pages), naming the file.
@@ -245,6 +247,33 @@ public final class LocalBatch: Sendable {
     /// Pages in a slot under a time limit, by sequence: the page, its slot, since when and the watchdog's deadline.
     private final class PagesInSlots: Sendable {
         let pages = Mutex<[Int: (job: PageJob, slot: Int, since: Int64, deadline: Int64)]>([:])
+
+        /// A slot takes `job`: its slot is given up `PageWatchdog.marginMilliseconds` after `limit`.
+        func enter(_ job: PageJob, slot: Int, limit: Int) {
+            let now = Clock.monotonicMilliseconds
+            pages.withLock { $0[job.sequence] = (job, slot, now, now + Int64(limit) + PageWatchdog.marginMilliseconds) }
+        }
+
+        /// The slot is done with `job`; false when the watchdog gave it up meanwhile.
+        func leave(_ job: PageJob) -> Bool {
+            pages.withLock { $0.removeValue(forKey: job.sequence) } != nil
+        }
+
+        /// Takes out every page past its deadline, each with its slot and its report: failed with `timeout`.
+        func expired(limit: Int) -> [(slot: Int, report: PageReport)] {
+            let now = Clock.monotonicMilliseconds
+            let expired = pages.withLock { pages in
+                let expired = pages.filter { now >= $0.value.deadline }
+                for sequence in expired.keys { pages.removeValue(forKey: sequence) }
+                return Array(expired.values)
+            }
+            return expired.map { page in
+                let job = page.job
+                let failure = PageWatchdog.failure(heldMilliseconds: now - page.since, limitMilliseconds: limit)
+                return (page.slot, PageReport(sequence: job.sequence, path: job.path, page: job.page, pageCount: job.pageCount,
+                                              outcome: .failure(failure)))
+            }
+        }
     }
 
     /// Decodes, corrects and recognizes one page; every failure becomes a report, never a crash.

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmExport
 import FarmPipeline
 #if canImport(Glibc)
 import Glibc
@@ -79,9 +80,9 @@ struct OCRCommand: Command {
                                      + "orient stage is sure; leave --pdf-image out for PDFs")
             }
         }
-        let writer = try OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
-                                      pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo,
-                                      engine: pageOptions.engine)
+        let writer = try Self.writer(OutputWriter(format: format, path: outPath, languages: pageOptions.languages,
+                                                  pdfType: pageOptions.pdfType, replacingEarlier: pageOptions.pdfText == .redo,
+                                                  creator: Engines.documentCreator(for: pageOptions.engine), warn: Console.error))
         let engine = self.engine
         let limits = DecodeLimits(maxPixels: maxPixels, pageMemory: pageMemory)
         let batch = LocalBatch(
@@ -104,18 +105,34 @@ struct OCRCommand: Command {
                     let page = report.pageCount > 1 ? " page \(report.page + 1)" : ""
                     Console.error("ocrfarm: \(report.path)\(page): \(failure.code): \(failure.message)")
                 }
-                writer.add(report)
+                writer.add(OutputPage(report))
             }
         } catch {
             throw CommandFailure(.unavailable, error.message)
         }
-        try writer.finish()
+        try Self.writer(writer.finish())
         if filesWithFailures.isEmpty { return writer.notArchival ? .notArchival : .success }
         return filesWithPages.isEmpty ? .noInput : .dataError
     }
 }
 
 extension OCRCommand {
+    /// `OutputWriter`'s errors as exit statuses: 73 the output cannot be made, 74 not written, 64 PAGE XML of
+    /// several pages without a folder, 70 the PDF not made.
+    static func writer<T>(_ call: @autoclosure () throws -> T) throws -> T {
+        do {
+            return try call()
+        } catch let error as OutputError {
+            let status: ExitStatus = switch error.kind {
+            case .cannotCreate: .cannotCreate
+            case .write: .ioError
+            case .needsFolder: .usage
+            case .pdf: .software
+            }
+            throw CommandFailure(status, error.message)
+        }
+    }
+
     /// Whether the file at `path` is a PDF: `%PDF-` in its first kilobyte (where readers look for it).
     static func isPDF(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -217,4 +234,12 @@ enum EngineCheck {
 
 extension String {
     fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }).lowercased() }
+}
+
+extension OutputPage {
+    /// A page of `LocalBatch` as the writer takes it: its result and its one-page PDF when rendered.
+    init(_ report: PageReport) {
+        self.init(path: report.path, page: report.page, pageCount: report.pageCount, isPDF: report.isPDF,
+                  outcome: report.outcome.map(\.result), pdf: try? report.outcome.get().rendering(.pdf))
+    }
 }

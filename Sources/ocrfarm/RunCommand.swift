@@ -6,10 +6,6 @@ import FarmPipeline
 import FarmProtocol
 import FarmRuntime
 import FarmStore
-import ZeroMQ
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `ocrfarm run`: the whole farm on one machine.
 struct RunCommand: Command {
@@ -81,96 +77,81 @@ struct RunCommand: Command {
     func run() throws -> ExitStatus {
         Shutdown.install()
         if engine == .page { try EngineCheck.engine(submitOptions.pageOptions.engine, languages: submitOptions.pageOptions.languages) }
-        // Paths that are not there at all are reported before anything is made: a mistyped folder leaves no
-        // empty store (or lock file) behind.
-        if !paths.isEmpty {
-            let missing = paths.filter { (try? FileSystem.status($0, followLinks: false)) == nil }
-            if missing.count == paths.count {
-                for path in missing { Console.error("ocrfarm: \(path): no such file or folder") }
-                Console.error("ocrfarm run: nothing to read")
-                return .noInput
-            }
-        }
+        guard anyPathThere() else { return .noInput }
         let lock = try CoordinatorLocking.take(storePath)
         defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: storePath)
         try store.checkSound()
-        let report = paths.isEmpty ? SubmitReport() : try Submitter.submit(paths, options: submitOptions, store: store, verbose: verbose)
-        // The run reads everything that is waiting: what it submitted, what it skipped as submitted before but is
-        // not read yet, and whatever else was left queued in the store.
-        let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
-        let initial = try store.counts(of: documents)
-        let total = initial.values.reduce(0, +)
-        if total == 0 {
+        let scope = try submitted(into: store)
+        if scope.total == 0 {
             Console.error("ocrfarm run: nothing to read")
-            return Submitter.exitStatus(report) == .success ? .noInput : Submitter.exitStatus(report)
+            return Submitter.exitStatus(scope.report) == .success ? .noInput : Submitter.exitStatus(scope.report)
         }
-
-        let (farm, supervisor) = try startFarm()
+        let farm = try startFarm()
         defer { farm.stop() }
-        let logPath = storePath + ".log"
-        defer { supervisor.stop() }
-
-        let started = Clock.monotonicMilliseconds
-        let alreadyDone = (initial[.done] ?? 0) + (initial[.failed] ?? 0)
-        let bar = ProgressLine(enabled: Console.errorIsTerminal)
-        var lastPlainLine = started
-        var lastExactCount = started
-        var counts = initial
-        while Shutdown.requested == nil {
-            // The coordinator's own counters are free to read; the store is asked only now and then, and to confirm
-            // the end (another submitter may add pages to the same store meanwhile).
-            let counters = farm.counters
-            var finished = alreadyDone + counters.completed + counters.failed
-            let now = Clock.monotonicMilliseconds
-            if finished >= total || now - lastExactCount >= 5000 {
-                counts = try store.counts(of: documents)
-                finished = (counts[.done] ?? 0) + (counts[.failed] ?? 0)
-                lastExactCount = now
-            }
-            let elapsed = Double(now - started) / 1000
-            let rate = elapsed > 0 ? Double(finished - alreadyDone) / elapsed : 0
-            let remaining = total - finished
-            var line = "pages \(finished)/\(total)"
-            let failedSoFar = (initial[.failed] ?? 0) + counters.failed
-            if failedSoFar > 0 { line += " (\(failedSoFar) failed)" }
-            line += " | \(Format.fixed(rate, 2)) pages/s"
-            if rate > 0 && remaining > 0 { line += " | ETA " + Self.duration(Double(remaining) / rate) }
-            bar.show(line)
-            if !Console.errorIsTerminal && now - lastPlainLine >= 10_000 {
-                Console.error(line)
-                lastPlainLine = now
-            }
-            if remaining <= 0 { break }
-            // A worker that dies (a crashing page, the OOM killer) is replaced; too many replacements end the run.
-            do {
-                try supervisor.replaceExited()
-            } catch {
-                bar.clear()
-                throw CommandFailure(.software, "\(error); see \(logPath)")
-            }
-            if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
-            Clock.sleep(milliseconds: 50)
+        var progress = RunProgress(scope: scope)
+        let interrupted: Bool
+        do {
+            interrupted = try farm.supervise(pauseMilliseconds: 50) { try progress.show(farm.counters, store: store) }
+        } catch {
+            progress.bar.clear()
+            throw error
         }
-        bar.clear()
-        let interrupted = Shutdown.requested != nil
+        progress.bar.clear()
         var givenBack = 0
         if interrupted {
             Console.error("interrupted: finishing the pages being read (up to 5 s)…")
-            // Workers first: each finishes or hands back the page in hand, and the coordinator records what they
-            // send before it stops. Whatever lease is left then is nobody's (this process holds the store's
-            // coordinator lock), so it goes back to the queue now rather than at the next start.
-            supervisor.stop(graceMilliseconds: 8000)
-            farm.stop()
-            givenBack = (try? store.recoverLeases()) ?? 0
+            givenBack = farm.stop(givingBackLeasesOf: store)
         }
-        // The summary is the store's count, not the progress line's.
-        counts = try store.counts(of: documents)
+        return try summarize(scope, store: store, started: progress.started, interrupted: interrupted, givenBack: givenBack)
+    }
+
+    /// Paths that are not there at all are reported before anything is made: a mistyped folder leaves no empty
+    /// store (or lock file) behind. False when none of the paths given is there.
+    private func anyPathThere() -> Bool {
+        guard !paths.isEmpty else { return true }
+        let missing = paths.filter { (try? FileSystem.status($0, followLinks: false)) == nil }
+        guard missing.count == paths.count else { return true }
+        for path in missing { Console.error("ocrfarm: \(path): no such file or folder") }
+        Console.error("ocrfarm run: nothing to read")
+        return false
+    }
+
+    /// Submits the paths, then gathers what the run reads: everything that is waiting, that is what it submitted,
+    /// what it skipped as submitted before but is not read yet, and whatever else was left queued in the store.
+    private func submitted(into store: Store) throws -> RunScope {
+        let report = paths.isEmpty ? SubmitReport() : try Submitter.submit(paths, options: submitOptions, store: store, verbose: verbose)
+        let documents = Array(Set(report.documentIDs + report.skipped.map(\.id) + (try store.documentsWithWork()))).sorted()
+        return RunScope(documents: documents, initial: try store.counts(of: documents), report: report)
+    }
+
+    /// The embedded coordinator and the local worker processes (their log goes to STORE.log); `watch` starts its
+    /// farm the same way, or none (`start` false: `--no-workers`).
+    func startFarm(_ start: Bool = true) throws -> FarmSupervisor {
+        try FarmSupervisor(starting: start ? farmSettings : nil)
+    }
+
+    /// The farm as the options say: the workers' engine, languages and limits, the coordinator's retries.
+    var farmSettings: LocalFarmSettings {
+        var workerOptions = decodeLimits
+        if logLevelGiven { workerOptions += ["--log-level", Log.level.name] }
+        if let logFormat { workerOptions += ["--log-format", logFormat] }
+        return LocalFarmSettings(
+            storePath: storePath, workers: workers, slots: slots,
+            engine: engine == .none ? CorrectionOptions.noEngine : submitOptions.pageOptions.engine.rawValue,
+            languages: submitOptions.pageOptions.languages, maxAttempts: maxAttempts, retryDelay: retryDelay,
+            heartbeatMilliseconds: heartbeat, workerOptions: workerOptions)
+    }
+
+    /// The summary: the store's count, not the progress line's; the pages that failed (20 named), the scripts no
+    /// installed language reads, and the exit status.
+    private func summarize(_ scope: RunScope, store: Store, started: Int64, interrupted: Bool, givenBack: Int) throws -> ExitStatus {
+        let counts = try store.counts(of: scope.documents)
         let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
         let done = counts[.done] ?? 0
         let failed = counts[.failed] ?? 0
-        let read = done + failed - alreadyDone
-        var summary = "done \(done) of \(total) pages, \(failed) failed"
+        let read = done + failed - scope.alreadyDone
+        var summary = "done \(done) of \(scope.total) pages, \(failed) failed"
         if interrupted {
             let left = (counts[.queued] ?? 0) + (counts[.leased] ?? 0)
             summary += ", \(left) left queued" + (givenBack > 0 ? " (\(givenBack) being read given back)" : "")
@@ -178,28 +159,12 @@ struct RunCommand: Command {
         Console.error(summary + ", in \(Format.fixed(elapsed, 1)) s"
                       + " (\(Format.fixed(elapsed > 0 ? Double(read) / elapsed : 0, 2)) pages/s)")
         // Pages whose script no installed language reads came out as garbage: say which package reads them.
-        for (note, pages) in try store.missingLanguages(documents: documents) {
+        for (note, pages) in try store.missingLanguages(documents: scope.documents) {
             Console.error("ocrfarm run: warning: \(pages) page\(pages == 1 ? "" : "s") in \(note.script) script, which no "
                           + "installed language reads (read with \(note.readWith)); Debian: apt-get install \(note.package), "
                           + "then ocrfarm reread (ocrfarm review lists them)")
         }
-        if failed > 0 {
-            let pages = try store.pages(of: documents)
-            let failures = pages.filter { $0.state == .failed }
-            // A page of a multi-page file is named by its page in that file (which page of the TIFF or PDF failed),
-            // also when --document put several files into one document.
-            var pageInFile: [PageID: Int] = [:]
-            struct File: Hashable { let document: DocumentID, source: RawPath }
-            for file in Dictionary(grouping: pages, by: { File(document: $0.document, source: $0.source) }).values
-            where file.count > 1 {
-                for (index, page) in file.sorted(by: { $0.number < $1.number }).enumerated() { pageInFile[page.id] = index + 1 }
-            }
-            for page in failures.prefix(20) {
-                let name = pageInFile[page.id].map { "\(page.source) page \($0)" } ?? page.source.description
-                Console.error("  \(name): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
-            }
-            if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
-        }
+        if failed > 0 { try nameFailedPages(of: scope.documents, store: store) }
         if interrupted {
             Console.error("interrupted; the rest stays queued in \(storePath): ocrfarm run --store \(storePath) goes on")
             return ExitStatus(rawValue: 130)
@@ -207,42 +172,31 @@ struct RunCommand: Command {
         // Pages that failed in an earlier run are named, but do not fail this one again: a run with nothing new
         // would otherwise exit 65 for as long as they stay (issue 36). `requeue --failed` reads them again.
         // (Pages this submit found unusable are recorded as failed before the run starts: they are this run's.)
-        let failedBefore = (initial[.failed] ?? 0) - report.added.reduce(0) { $0 + $1.failedPages }
+        let failedBefore = (scope.initial[.failed] ?? 0) - scope.report.added.reduce(0) { $0 + $1.failedPages }
         if failedBefore > 0 {
             Console.error("ocrfarm run: \(failedBefore) page\(failedBefore == 1 ? "" : "s") failed in an earlier run; "
                           + "ocrfarm requeue --failed --store \(storePath) reads \(failedBefore == 1 ? "it" : "them") again")
         }
-        return failed > failedBefore || !report.problems.isEmpty ? .dataError : .success
+        return failed > failedBefore || !scope.report.problems.isEmpty ? .dataError : .success
     }
 
-    /// The embedded coordinator and the local worker processes (their log goes to STORE.log); `watch` starts its
-    /// farm the same way.
-    func startFarm() throws -> (EmbeddedFarm, WorkerSupervisor) {
-        let context = try Context()
-        var configuration = CoordinatorConfiguration(bind: "tcp://127.0.0.1:*", heartbeatMilliseconds: heartbeat)
-        configuration.retry.maxAttempts = maxAttempts
-        configuration.retry.baseDelay = retryDelay
-        let farm: EmbeddedFarm
-        do {
-            farm = try EmbeddedFarm(storePath: storePath, context: context, configuration: configuration)
-        } catch {
-            throw CommandFailure(.software, error.description)
+    /// The first 20 failed pages of `documents`, each with its code and message. A page of a multi-page file is
+    /// named by its page in that file (which page of the TIFF or PDF failed), also when --document put several
+    /// files into one document.
+    private func nameFailedPages(of documents: [DocumentID], store: Store) throws {
+        let pages = try store.pages(of: documents)
+        let failures = pages.filter { $0.state == .failed }
+        var pageInFile: [PageID: Int] = [:]
+        struct File: Hashable { let document: DocumentID, source: RawPath }
+        for file in Dictionary(grouping: pages, by: { File(document: $0.document, source: $0.source) }).values
+        where file.count > 1 {
+            for (index, page) in file.sorted(by: { $0.number < $1.number }).enumerated() { pageInFile[page.id] = index + 1 }
         }
-        var workerArguments = ["worker", "--connect", farm.endpoint, "--slots", String(slots),
-                               "--engine", engine == .none ? CorrectionOptions.noEngine : submitOptions.pageOptions.engine.rawValue,
-                               "--lang", submitOptions.pageOptions.languages.joined(separator: "+"),
-                               "--parent", String(getpid()), "--grace", "5", "--heartbeat", String(heartbeat)]
-        workerArguments += decodeLimits
-        if logLevelGiven { workerArguments += ["--log-level", Log.level.name] }
-        if let logFormat { workerArguments += ["--log-format", logFormat] }
-        do {
-            let supervisor = try WorkerSupervisor(count: workers, executable: FileSystem.executablePath, arguments: workerArguments,
-                                                  logPath: storePath + ".log", restartLimit: workers * 20)
-            return (farm, supervisor)
-        } catch {
-            farm.stop()
-            throw error
+        for page in failures.prefix(20) {
+            let name = pageInFile[page.id].map { "\(page.source) page \($0)" } ?? page.source.description
+            Console.error("  \(name): \(page.failureCode ?? "failed"): \(page.failureMessage ?? "")")
         }
+        if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
     }
 
     static func duration(_ seconds: Double) -> String {
@@ -250,5 +204,58 @@ struct RunCommand: Command {
         if s < 60 { return "\(s) s" }
         if s < 3600 { return "\(s / 60) min \(s % 60) s" }
         return "\(s / 3600) h \((s % 3600) / 60) min"
+    }
+}
+
+/// What a run reads: the documents with work, their pages by state when it started, and what its submit did.
+private struct RunScope {
+    let documents: [DocumentID]
+    let initial: [PageState: Int]
+    let report: SubmitReport
+    var total: Int { initial.values.reduce(0, +) }
+    /// Pages finished before the run started (done or failed).
+    var alreadyDone: Int { (initial[.done] ?? 0) + (initial[.failed] ?? 0) }
+}
+
+/// `run`'s progress line (pages done, pages/s, ETA) on a terminal, a plain line every 10 s otherwise.
+private struct RunProgress {
+    let scope: RunScope
+    let bar = ProgressLine(enabled: Console.errorIsTerminal)
+    let started = Clock.monotonicMilliseconds
+    private var lastPlainLine: Int64
+    private var lastExactCount: Int64
+
+    init(scope: RunScope) {
+        self.scope = scope
+        lastPlainLine = started
+        lastExactCount = started
+    }
+
+    /// Shows the line for the coordinator's `counters`; finished once every page of the run is done or failed.
+    mutating func show(_ counters: CoordinatorCounters, store: Store) throws -> FarmSupervisor.Step {
+        // The coordinator's own counters are free to read; the store is asked only now and then, and to confirm
+        // the end (another submitter may add pages to the same store meanwhile).
+        let total = scope.total
+        var finished = scope.alreadyDone + counters.completed + counters.failed
+        let now = Clock.monotonicMilliseconds
+        if finished >= total || now - lastExactCount >= 5000 {
+            let counts = try store.counts(of: scope.documents)
+            finished = (counts[.done] ?? 0) + (counts[.failed] ?? 0)
+            lastExactCount = now
+        }
+        let elapsed = Double(now - started) / 1000
+        let rate = elapsed > 0 ? Double(finished - scope.alreadyDone) / elapsed : 0
+        let remaining = total - finished
+        var line = "pages \(finished)/\(total)"
+        let failedSoFar = (scope.initial[.failed] ?? 0) + counters.failed
+        if failedSoFar > 0 { line += " (\(failedSoFar) failed)" }
+        line += " | \(Format.fixed(rate, 2)) pages/s"
+        if rate > 0 && remaining > 0 { line += " | ETA " + RunCommand.duration(Double(remaining) / rate) }
+        bar.show(line)
+        if !Console.errorIsTerminal && now - lastPlainLine >= 10_000 {
+            Console.error(line)
+            lastPlainLine = now
+        }
+        return remaining <= 0 ? .finished : .goOn
     }
 }

@@ -70,15 +70,7 @@ struct WatchCommand: Command {
             Console.error("ocrfarm watch: \(folder): not a folder")
             return .noInput
         }
-        var target: RawPath?
-        if let doneTo {
-            try? FileSystem.makeDirectory(doneTo.description)
-            guard FileSystem.isDirectory(doneTo.description), let canonical = FileSystem.canonicalPath(doneTo) else {
-                throw UsageError(message: "--done-to \(doneTo): not a folder, and it cannot be made")
-            }
-            guard canonical != root else { throw UsageError(message: "--done-to must be another folder than the watched one") }
-            target = canonical
-        }
+        let target = try doneFolder(besides: root)
         let lock = noWorkers ? nil : try CoordinatorLocking.take(farm.storePath)
         defer { withExtendedLifetime(lock) {} }
         let store = try Store(path: farm.storePath)
@@ -93,105 +85,135 @@ struct WatchCommand: Command {
         } catch {
             throw CommandFailure(.noInput, error.description)
         }
-        let running = noWorkers ? nil : try farm.startFarm()
-        defer { running?.0.stop() }
-        defer { running?.1.stop() }
+        let supervisor = try farm.startFarm(!noWorkers)
+        defer { supervisor.stop() }
         let submission = Submission(store: store, options: options)
-        let logPath = farm.storePath + ".log"
         Console.error("watching \(root)" + (target.map { "; finished files go to \($0)" } ?? "") + " (Ctrl-C stops)")
-
-        var taken = 0, pages = 0, known = 0, leftOut = 0, unusable = 0, moved = 0
-        var documents = Set<DocumentID>()
-        /// Files to move to the done folder, by the document that holds them.
-        var awaiting: [DocumentID: [[UInt8]]] = [:]
-        var lastDoneCheck: Int64 = 0
+        var tally = WatchTally(root: root, target: target, verbose: farm.verbose)
         let started = Clock.monotonicMilliseconds
-        while Shutdown.requested == nil {
+        _ = try supervisor.supervise(pauseMilliseconds: 0) {
             watcher.poll(timeout: 200)
             for relative in watcher.takeComplete() {
                 if let path = FileSystem.canonicalPath(root.appending(relative)), storeFiles.contains(path) { continue }
-                let report = try submission.submit([relative], below: root)
-                let shown = Printable.text(RawPath(bytes: relative).description)
-                var document: DocumentID?
-                if let added = report.added.first {
-                    taken += 1
-                    pages += added.pages
-                    documents.insert(added.id)
-                    document = added.id
-                    Console.error("took \(shown): \(added.pages) page\(added.pages == 1 ? "" : "s")"
-                                  + (added.failedPages > 0 ? " (\(added.failedPages) unusable, recorded as failed)" : ""))
-                    unusable += report.invalid.count
-                } else if let skipped = report.skipped.first {
-                    known += 1
-                    document = skipped.id
-                    Console.error("\(shown): already submitted as '\(Printable.text(skipped.existing))'; not read again")
-                } else {
-                    leftOut += 1
-                    let reason = !report.notImages.isEmpty ? "neither an image nor a PDF"
-                        : !report.excluded.isEmpty ? "left out by --include/--exclude"
-                        : report.problems.first?.reason ?? "not submitted"
-                    if farm.verbose || !report.problems.isEmpty { Console.error("\(shown): left out: \(reason)") }
-                }
-                for (path, earlier, replaced) in report.changed {
-                    Console.error(replaced ? "\(path): changed since it was submitted; replaces '\(Printable.text(earlier))'"
-                        : "\(path): changed since it was submitted as '\(Printable.text(earlier))'; a new document beside it (--replace replaces it)")
-                }
-                if target != nil, let document { awaiting[document, default: []].append(relative) }
+                tally.took(relative, as: try submission.submit([relative], below: root))
             }
-            let now = Clock.monotonicMilliseconds
-            if let target, !awaiting.isEmpty, now - lastDoneCheck >= 500 {
-                lastDoneCheck = now
-                for (document, files) in awaiting {
-                    let counts = try store.counts(of: [document])
-                    guard (counts[.queued] ?? 0) + (counts[.leased] ?? 0) == 0 else { continue }
-                    awaiting[document] = nil
-                    for relative in files {
-                        let shown = Printable.text(RawPath(bytes: relative).description)
-                        do {
-                            // The store follows the file, so the viewer, IIIF and export find it there.
-                            switch try FinishedFile.move(relative, from: root, to: target, document: document, store: store) {
-                            case .followed, .unrecorded: moved += 1
-                            case .changed(let reason):
-                                moved += 1
-                                Console.error("ocrfarm watch: \(shown) changed since it was submitted (\(reason)); moved to "
-                                              + "\(target), and the store keeps its old path")
-                            case .kept(let reason):
-                                Console.error("ocrfarm watch: \(shown) left in place: \(reason)")
-                            }
-                        } catch let error as FileError {
-                            Console.error("ocrfarm watch: cannot move \(error.path) to \(target): \(error.reason)")
-                        } catch {
-                            Console.error("ocrfarm watch: \(shown) left in place: the store cannot record its move: \(error)")
-                        }
-                    }
-                }
-            }
-            if case let (farm, supervisor)? = running {
-                do {
-                    try supervisor.replaceExited()
-                } catch {
-                    throw CommandFailure(.software, "\(error); see \(logPath)")
-                }
-                if farm.failed { throw CommandFailure(.software, "the coordinator stopped: \(farm.failure ?? "")") }
-            }
+            try tally.moveFinished(store: store)
+            return .goOn
         }
         var givenBack = 0
-        if case let (farm, supervisor)? = running {
+        if supervisor.runsFarm {
             Console.error("stopping: finishing the pages being read (up to 5 s)…")
-            supervisor.stop(graceMilliseconds: 8000)
-            farm.stop()
-            givenBack = (try? store.recoverLeases()) ?? 0
+            givenBack = supervisor.stop(givingBackLeasesOf: store)
         }
-        let counts = try store.counts(of: documents.sorted())
+        let counts = try store.counts(of: tally.documents.sorted())
         let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
+        Console.error(tally.summary(elapsed: elapsed, counts: counts, temporaryIgnored: watcher.temporaryIgnored, givenBack: givenBack))
+        return .success
+    }
+
+    /// The --done-to folder (made if missing), canonical; nil without it.
+    private func doneFolder(besides root: RawPath) throws -> RawPath? {
+        guard let doneTo else { return nil }
+        try? FileSystem.makeDirectory(doneTo.description)
+        guard FileSystem.isDirectory(doneTo.description), let canonical = FileSystem.canonicalPath(doneTo) else {
+            throw UsageError(message: "--done-to \(doneTo): not a folder, and it cannot be made")
+        }
+        guard canonical != root else { throw UsageError(message: "--done-to must be another folder than the watched one") }
+        return canonical
+    }
+}
+
+/// What `watch` took, left out and moved, said file by file as it happens and summed up at the end.
+private struct WatchTally {
+    let root: RawPath
+    /// The --done-to folder.
+    let target: RawPath?
+    let verbose: Bool
+    var taken = 0, pages = 0, known = 0, leftOut = 0, unusable = 0, moved = 0
+    /// The documents of the files taken.
+    var documents = Set<DocumentID>()
+    /// Files to move to the done folder, by the document that holds them.
+    private var awaiting: [DocumentID: [[UInt8]]] = [:]
+    private var lastDoneCheck: Int64 = 0
+
+    init(root: RawPath, target: RawPath?, verbose: Bool) {
+        self.root = root
+        self.target = target
+        self.verbose = verbose
+    }
+
+    /// Counts and says what the submit of the file at `relative` (below the root) did.
+    mutating func took(_ relative: [UInt8], as report: SubmitReport) {
+        let shown = Printable.text(RawPath(bytes: relative).description)
+        var document: DocumentID?
+        if let added = report.added.first {
+            taken += 1
+            pages += added.pages
+            documents.insert(added.id)
+            document = added.id
+            Console.error("took \(shown): \(added.pages) page\(added.pages == 1 ? "" : "s")"
+                          + (added.failedPages > 0 ? " (\(added.failedPages) unusable, recorded as failed)" : ""))
+            unusable += report.invalid.count
+        } else if let skipped = report.skipped.first {
+            known += 1
+            document = skipped.id
+            Console.error("\(shown): already submitted as '\(Printable.text(skipped.existing))'; not read again")
+        } else {
+            leftOut += 1
+            let reason = !report.notImages.isEmpty ? "neither an image nor a PDF"
+                : !report.excluded.isEmpty ? "left out by --include/--exclude"
+                : report.problems.first?.reason ?? "not submitted"
+            if verbose || !report.problems.isEmpty { Console.error("\(shown): left out: \(reason)") }
+        }
+        for (path, earlier, replaced) in report.changed {
+            Console.error(replaced ? "\(path): changed since it was submitted; replaces '\(Printable.text(earlier))'"
+                : "\(path): changed since it was submitted as '\(Printable.text(earlier))'; a new document beside it (--replace replaces it)")
+        }
+        if target != nil, let document { awaiting[document, default: []].append(relative) }
+    }
+
+    /// Every half second: the files of documents with no page queued or leased move to the done folder.
+    mutating func moveFinished(store: Store) throws {
+        let now = Clock.monotonicMilliseconds
+        guard let target, !awaiting.isEmpty, now - lastDoneCheck >= 500 else { return }
+        lastDoneCheck = now
+        for (document, files) in awaiting {
+            let counts = try store.counts(of: [document])
+            guard (counts[.queued] ?? 0) + (counts[.leased] ?? 0) == 0 else { continue }
+            awaiting[document] = nil
+            for relative in files { move(relative, of: document, to: target, store: store) }
+        }
+    }
+
+    /// Moves one finished file; the store follows it, so the viewer, IIIF and export find it there.
+    private mutating func move(_ relative: [UInt8], of document: DocumentID, to target: RawPath, store: Store) {
+        let shown = Printable.text(RawPath(bytes: relative).description)
+        do {
+            switch try FinishedFile.move(relative, from: root, to: target, document: document, store: store) {
+            case .followed, .unrecorded: moved += 1
+            case .changed(let reason):
+                moved += 1
+                Console.error("ocrfarm watch: \(shown) changed since it was submitted (\(reason)); moved to "
+                              + "\(target), and the store keeps its old path")
+            case .kept(let reason):
+                Console.error("ocrfarm watch: \(shown) left in place: \(reason)")
+            }
+        } catch let error as FileError {
+            Console.error("ocrfarm watch: cannot move \(error.path) to \(target): \(error.reason)")
+        } catch {
+            Console.error("ocrfarm watch: \(shown) left in place: the store cannot record its move: \(error)")
+        }
+    }
+
+    /// The closing line: what was taken, and what the store holds of the pages taken.
+    func summary(elapsed: Double, counts: [PageState: Int], temporaryIgnored: Int, givenBack: Int) -> String {
         var summary = "watched \(Format.fixed(elapsed, 1)) s: took \(taken) file\(taken == 1 ? "" : "s") (\(pages) page\(pages == 1 ? "" : "s"))"
-        summary += ", \(known) already submitted (not read again), \(leftOut) left out, \(watcher.temporaryIgnored) temporary ignored"
+        summary += ", \(known) already submitted (not read again), \(leftOut) left out, \(temporaryIgnored) temporary ignored"
         if unusable > 0 { summary += ", \(unusable) unusable" }
         if target != nil { summary += ", \(moved) moved to the done folder" }
         summary += "; of the pages taken: \(counts[.done] ?? 0) done, \(counts[.failed] ?? 0) failed, "
             + "\((counts[.queued] ?? 0) + (counts[.leased] ?? 0)) left queued"
         if givenBack > 0 { summary += " (\(givenBack) being read given back)" }
-        Console.error(summary)
-        return .success
+        return summary
     }
 }

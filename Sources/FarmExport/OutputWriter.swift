@@ -1,14 +1,57 @@
 import FarmCore
-import FarmExport
-import FarmPipeline
 import FarmRender
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Streams the pages of `ocrfarm ocr` into one output (standard output or a file), in the chosen format.
+/// One page read for `OutputWriter`: its file, its place in it and how its reading ended.
+public struct OutputPage: Sendable {
+    public let path: String
+    /// Page within the file, from 0.
+    public let page: Int
+    public let pageCount: Int
+    /// Whether the page is a PDF's (its PDF rendering is that page with text added, not a page made by ocrfarm).
+    public let isPDF: Bool
+    public let outcome: Result<PageResult, PageFailure>
+    /// The page's one-page PDF, when it was rendered (`OutputWriter.pageRenderings`).
+    public let pdf: [UInt8]?
+
+    public init(path: String, page: Int, pageCount: Int, isPDF: Bool, outcome: Result<PageResult, PageFailure>, pdf: [UInt8]?) {
+        self.path = path
+        self.page = page
+        self.pageCount = pageCount
+        self.isPDF = isPDF
+        self.outcome = outcome
+        self.pdf = pdf
+    }
+}
+
+/// Why the output could not be written.
+public struct OutputError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable {
+        /// The output file cannot be made.
+        case cannotCreate
+        /// Writing or renaming it failed.
+        case write
+        /// PAGE XML of several pages needs a folder (one file per page).
+        case needsFolder
+        /// The PDF could not be made: its pages could not be merged, or the merged file read back.
+        case pdf
+    }
+
+    public let kind: Kind
+    public let message: String
+    public var description: String { message }
+}
+
+/// Streams the pages of `ocrfarm ocr` into one output (standard output or a file), in the chosen format: text
+/// pages separated by form feeds, JSON's `{"pages": [...]}`, one hOCR or ALTO document of every page, PAGE XML one
+/// file per page into a folder, and one PDF (the source PDF with the text laid over it when every page is its,
+/// else merged from the pages' one-page PDFs).
 /// A file is written under a temporary name and renamed when complete, so a reader never sees half of it.
-final class OutputWriter {
+/// Owns its output descriptor (a device's, closed in deinit) and a temporary folder for the PDF (removed in
+/// deinit). Confined to one thread; warnings go to `warn` as they happen.
+public final class OutputWriter {
     private let format: OutputFormat
     private let path: String?
     private let descriptor: Int32
@@ -34,8 +77,8 @@ final class OutputWriter {
     private var finished = false
     /// Whether `finishPDF` wrote the document (it writes none when no page was read).
     private var pdfEmitted = false
-    /// A PDF/A-2B document could not be made one (said on standard error; `ocr` exits 10).
-    private(set) var notArchival = false
+    /// A PDF/A-2B document could not be made one (said in a warning; `ocr` exits 10).
+    public private(set) var notArchival = false
     private var writeError: Int32?
     private let languages: [String]
     /// PAGE XML holds one page per document: pages wait here until the end.
@@ -44,14 +87,18 @@ final class OutputWriter {
     /// Who made the document: ocrfarm with the engine the pages are read by.
     private let creator: DocumentCreator
     private var system: String { creator.software }
+    private let warn: (String) -> Void
 
     /// The one-page documents the pages are to come with: a format that needs the page image (the PDF) is merged
     /// from the pages' own documents; the others are written here from the result model, one document for all.
-    var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
+    public var pageRenderings: [OutputFormat] { format.needsPageImage ? [format] : [] }
 
-    init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b,
-         replacingEarlier: Bool = false, engine: ReadingEngine = .tesseract) throws {
-        creator = Engines.documentCreator(for: engine)
+    /// Opens the output: the file at `path` (under a temporary name), a device or FIFO in place, or standard
+    /// output when nil; PAGE XML into `path` when it is a folder.
+    public init(format: OutputFormat, path: String?, languages: [String] = ["eng"], pdfType: PDFType = .pdfa2b,
+                replacingEarlier: Bool = false, creator: DocumentCreator, warn: @escaping (String) -> Void) throws {
+        self.creator = creator
+        self.warn = warn
         self.format = format
         self.replacingEarlier = replacingEarlier
         self.pdfType = pdfType
@@ -68,7 +115,7 @@ final class OutputWriter {
             // would replace the device node itself (issue 36: `--out /dev/stdout` made /dev/stdout a plain file).
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                throw CommandFailure(.cannotCreate, "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw OutputError(kind: .cannotCreate, message: "cannot write \(path): \(String(cString: strerror(errno)))")
             }
             descriptor = fd
             temporaryPath = nil
@@ -77,7 +124,7 @@ final class OutputWriter {
             let temporary = path + ".partial-\(getpid())"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
-                throw CommandFailure(.cannotCreate, "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw OutputError(kind: .cannotCreate, message: "cannot write \(path): \(String(cString: strerror(errno)))")
             }
             descriptor = fd
             temporaryPath = temporary
@@ -107,16 +154,17 @@ final class OutputWriter {
         }
     }
 
-    func add(_ report: PageReport) {
+    /// Adds one page; pages come in the order of the output.
+    public func add(_ report: OutputPage) {
         switch format {
         case .text:
             guard case .success(let page) = report.outcome else { return }
             // Like Tesseract's text renderer: a form feed between pages, none after the last.
-            emit((pagesWritten > 0 ? "\u{0C}" : "") + page.result.text)
+            emit((pagesWritten > 0 ? "\u{0C}" : "") + page.text)
             pagesWritten += 1
         case .json:
             let document = switch report.outcome {
-            case .success(let page): PageArtifacts.json(source: report.path, page: report.page + 1, result: page.result)
+            case .success(let page): PageArtifacts.json(source: report.path, page: report.page + 1, result: page)
             case .failure(let failure): PageArtifacts.json(source: report.path, page: report.page + 1, failure: failure)
             }
             emit((pagesWritten > 0 ? ",\n" : "") + document.rendered)
@@ -124,8 +172,8 @@ final class OutputWriter {
         case .hocr, .alto, .page:
             guard case .success(let page) = report.outcome else { return }
             pagesWritten += 1
-            let exported = ExportPage(result: page.result, imageName: report.path, number: pagesWritten,
-                                      languages: PageArtifacts.described(languages, page.result))
+            let exported = ExportPage(result: page, imageName: report.path, number: pagesWritten,
+                                      languages: PageArtifacts.described(languages, page))
             switch format {
             case .hocr: emit(HOCR.page(exported))
             case .alto:
@@ -140,18 +188,19 @@ final class OutputWriter {
             } else {
                 oneSource = false
             }
-            guard case .success(let page) = report.outcome, let rendering = page.rendering(.pdf), let pdf else { return }
+            guard case .success = report.outcome, let rendering = report.pdf, let pdf else { return }
             do {
                 try pdf.append(rendering, sourcePage: report.isPDF ? report.page : nil)
                 if pdfTitle == nil { pdfTitle = report.path }
                 if report.isPDF { hasPDFPages = true }
             } catch {
-                Console.error("ocrfarm: \(report.path): \(error.message)")
+                warn("ocrfarm: \(report.path): \(error.message)")
             }
         }
     }
 
-    func finish() throws {
+    /// Ends the document and, for a file, renames it into place. No page read: no PDF is made.
+    public func finish() throws(OutputError) {
         switch format {
         case .json: emit("\n]}\n")
         case .hocr: emit(HOCR.footer)
@@ -163,7 +212,7 @@ final class OutputWriter {
         case .text: break
         }
         if let writeError {
-            throw CommandFailure(.ioError, "cannot write \(path ?? "standard output"): \(String(cString: strerror(writeError)))")
+            throw OutputError(kind: .write, message: "cannot write \(path ?? "standard output"): \(String(cString: strerror(writeError)))")
         }
         // No page was read: a PDF of no pages is no PDF, so no file is made (the temporary one goes in deinit) and
         // an existing file at --out is left as it was; the pages' errors and the exit status say why.
@@ -174,7 +223,7 @@ final class OutputWriter {
             guard closed, rename(temporaryPath, path) == 0 else {
                 let reason = String(cString: strerror(errno))
                 unlink(temporaryPath)
-                throw CommandFailure(.ioError, "cannot write \(path): \(reason)")
+                throw OutputError(kind: .write, message: "cannot write \(path): \(reason)")
             }
         }
     }
@@ -186,32 +235,33 @@ final class OutputWriter {
     }
 
     /// One page: the PAGE document itself. Several: one file each in the folder given by --out.
-    private func finishPAGE() throws {
+    private func finishPAGE() throws(OutputError) {
         if descriptor < 0, let path {
             for document in pageDocuments {
                 do {
                     try FileSystem.write(document.xml, to: path + "/" + document.name)
                 } catch {
-                    throw CommandFailure(.ioError, "cannot write \(path)/\(document.name): \(error)")
+                    throw OutputError(kind: .write, message: "cannot write \(path)/\(document.name): \(error)")
                 }
             }
             finished = true
             return
         }
         guard pageDocuments.count <= 1 else {
-            throw CommandFailure(.usage, "PAGE XML holds one page per file: give --out an existing folder for \(pageDocuments.count) pages")
+            throw OutputError(kind: .needsFolder,
+                              message: "PAGE XML holds one page per file: give --out an existing folder for \(pageDocuments.count) pages")
         }
         if let document = pageDocuments.first { emit(document.xml) }
     }
 
     /// `scan.tif` page 3 → `scan-3.xml`; a single-page file → `scan.xml`.
-    private func pageFileName(_ report: PageReport) -> String {
+    private func pageFileName(_ report: OutputPage) -> String {
         var stem = FileSystem.baseName(report.path)
         if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
         return report.page > 0 || report.pageCount > 1 ? "\(stem)-\(report.page + 1).xml" : "\(stem).xml"
     }
 
-    private func finishPDF() throws {
+    private func finishPDF() throws(OutputError) {
         guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
         defer { pdfEmitted = true }
         let document = pdfDirectory + "/document.pdf"
@@ -223,8 +273,8 @@ final class OutputWriter {
                 emit(bytes: try FileSystem.read(document))
                 return
             } catch {
-                Console.error("ocrfarm: \(source.path): \(error); the PDF is merged from its pages instead, without the file's "
-                              + "outline and document metadata")
+                warn("ocrfarm: \(source.path): \(error); the PDF is merged from its pages instead, without the file's "
+                     + "outline and document metadata")
             }
         }
         do {
@@ -234,10 +284,13 @@ final class OutputWriter {
                                         ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil)
             report(outcome, source: path ?? "the PDF")
         } catch {
-            throw CommandFailure(.software, error.message)
+            throw OutputError(kind: .pdf, message: error.message)
         }
-        let bytes = try FileSystem.read(document)
-        emit(bytes: bytes)
+        do {
+            emit(bytes: try FileSystem.read(document))
+        } catch {
+            throw OutputError(kind: .pdf, message: "\(error)")
+        }
     }
 
     /// Says loudly when a PDF/A-2B document could not be made one (each problem with its page), and quietly
@@ -248,11 +301,11 @@ final class OutputWriter {
         if !outcome.isArchival {
             notArchival = true
             for problem in outcome.remaining {
-                Console.error("ocrfarm: warning: \(source): \(problem): \(output) is not PDF/A-2B (written as a plain PDF)")
+                warn("ocrfarm: warning: \(source): \(problem): \(output) is not PDF/A-2B (written as a plain PDF)")
             }
         } else if outcome.method == .ghostscript {
             let why = outcome.converted.prefix(3).map(\.description).joined(separator: "; ")
-            Console.error("ocrfarm: \(source): converted by Ghostscript for PDF/A-2B (\(why)\(outcome.converted.count > 3 ? "; …" : ""))")
+            warn("ocrfarm: \(source): converted by Ghostscript for PDF/A-2B (\(why)\(outcome.converted.count > 3 ? "; …" : ""))")
         }
     }
 
