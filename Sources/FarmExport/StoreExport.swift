@@ -356,7 +356,7 @@ public final class StoreExport {
                 }
                 if !overlaid {
                     archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: document.name,
-                                                                                              type: options.pdfType)))
+                                                                                              type: options.pdfType, document: try store.read { try store.metadata(of: document.id) })))
                 }
                 try folder.publish(staged.name, as: name + ".pdf")
                 summary.files += 1
@@ -414,7 +414,7 @@ public final class StoreExport {
             guard count == document.pageCount else { return "\(name) has \(count) pages, the document \(document.pageCount)" }
             let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
             archived(try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo, type: options.pdfType,
-                                     title: document.name))
+                                     title: document.name, document: try store.read { try store.metadata(of: document.id) }))
             return nil
         } catch let error as QPDFError {
             return "cannot read \(name): \(error.message)"

@@ -60,6 +60,10 @@ svg.chart rect { fill: #4a78d6; }
 svg.chart text { font-size: 10px; fill: #667; }
 .muted { color: #667; }
 .error { color: #b3261e; }
+.metadata { display: grid; grid-template-columns: max-content minmax(12em, 40em); gap: 6px 12px; align-items: center; }
+.metadata label { font-size: 13px; color: #555; }
+.metadata input { font: inherit; padding: 3px 6px; }
+.saved { color: #1b6e2a; }
 button { cursor: pointer; }
 .pager { margin-top: 8px; display: flex; gap: 8px; }
 mark { background: #ffe27a; }
@@ -384,7 +388,9 @@ async function documentPages(id, after) {
   let list;
   try { list = await api("/api/documents/" + encodeURIComponent(id) + "/pages?limit=100" + (after ? "&after=" + encodeURIComponent(after) : "")); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
-  root.append(el("h2", { text: list.document.name + " (" + list.document.page_count + " pages)" }));
+  const title = list.document.metadata && list.document.metadata.title;
+  root.append(el("h2", { id: "document-title", text: (title ? title + " — " : "") + list.document.name + " (" + list.document.page_count + " pages)" }));
+  root.append(metadataCard(list.document));
   if (list.pages.length) root.append(el("p", {}, el("a", { id: "read-document", href: "#/read/" + list.pages[0].id, text: "Read page after page →" })));
   const table = el("table", { id: "pages-table" }, el("tr", {}, ...["", "Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
   for (const p of list.pages) {
@@ -394,6 +400,39 @@ async function documentPages(id, after) {
   }
   root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
     list.next !== null ? el("a", { href: "#/document/" + id + "/" + list.next, text: "next →" }) : null)));
+}
+
+// A document's catalogue fields, editable: Save sends them to POST /api/metadata (an admin token's write); the
+// server checks each value and answers the fields as stored, or says which field it refused and why.
+const METADATA_FIELDS = [["title", "Title", 500], ["date", "Date (YYYY, YYYY-MM or YYYY-MM-DD)", 10], ["creator", "Creator", 200],
+  ["identifier", "Identifier", 100], ["shelfmark", "Shelfmark", 100]];
+
+function metadataCard(documentRecord) {
+  const stored = documentRecord.metadata || {};
+  const form = el("form", { id: "metadata-form", class: "metadata" });
+  const inputs = {};
+  for (const [field, label, maxLength] of METADATA_FIELDS) {
+    inputs[field] = el("input", { id: "metadata-" + field, name: field, type: "text", maxlength: String(maxLength), value: stored[field] || "",
+      placeholder: field === "date" ? "e.g. 1887-03-12" : "" });
+    form.append(el("label", { for: "metadata-" + field }, label), inputs[field]);
+  }
+  const answer = el("span", { id: "metadata-answer", role: "status" });
+  form.append(el("span", {}), el("span", {}, el("button", { type: "submit", id: "metadata-save", text: "Save" }), " ", answer));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(answer);
+    if (!token()) { answer.append(el("span", { class: "error", text: "Enter an admin token above first." })); return; }
+    const body = { document: documentRecord.id };
+    for (const [field] of METADATA_FIELDS) body[field] = inputs[field].value;
+    try {
+      const result = await api("/api/metadata", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      for (const [field] of METADATA_FIELDS) inputs[field].value = result.metadata[field];
+      answer.append(el("span", { class: "saved", id: "metadata-saved", text: "Saved." }));
+    } catch (error) {
+      answer.append(el("span", { class: "error", id: "metadata-error", text: error.message }));
+    }
+  });
+  return el("section", { class: "card", id: "metadata" }, el("h2", { text: "Metadata" }), form);
 }
 
 // MARK: Search
@@ -407,7 +446,8 @@ async function search(query) {
   catch (error) { root.append(el("p", { class: "error", id: "search-error", text: error.message })); return; }
   root.append(el("p", { class: "muted", id: "search-total", text: found.total + " page(s), ranked by " + found.order }));
   if (found.documents.length) {
-    root.append(el("p", {}, "Documents named so: ", ...found.documents.map((d) => el("a", { href: "#/document/" + d.id, text: d.name + " " }))));
+    root.append(el("p", { id: "search-documents" }, "Documents by name or metadata: ", ...found.documents.map((d) =>
+      el("a", { href: "#/document/" + d.id, text: (d.metadata && d.metadata.title ? d.metadata.title + " (" + d.name + ")" : d.name) + " " }))));
   }
   const hits = el("div", { id: "hits" });
   for (const hit of found.hits) {
