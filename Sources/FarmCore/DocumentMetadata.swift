@@ -58,6 +58,10 @@ public struct DocumentMetadata: Sendable, Equatable {
     /// `value` for `field` as stored: spaces at either end removed; or why it cannot be (names the field).
     public static func checked(_ value: String, for field: Field) -> Result<String, MetadataError> {
         let trimmed = String(value.trimmingSpaces)
+        if field == .date, !trimmed.isEmpty, !isCalendarDate(trimmed) {
+            // Said before the length: "14 May 1829" is not a date, whatever its length.
+            return .failure(MetadataError(field: field, reason: "'\(trimmed.prefix(40))' is not a date: write YYYY, YYYY-MM or YYYY-MM-DD"))
+        }
         if trimmed.count > field.maxLength {
             return .failure(MetadataError(field: field, reason: "is \(trimmed.count) characters long; at most \(field.maxLength)"))
         }
@@ -65,9 +69,6 @@ public struct DocumentMetadata: Sendable, Equatable {
             let code = String(bad.value, radix: 16, uppercase: true)
             return .failure(MetadataError(field: field, reason: "holds U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code), "
                 + "a control or direction character; one line of text only"))
-        }
-        if field == .date, !trimmed.isEmpty, !isCalendarDate(trimmed) {
-            return .failure(MetadataError(field: field, reason: "'\(trimmed)' is not a date: write YYYY, YYYY-MM or YYYY-MM-DD"))
         }
         return .success(trimmed)
     }

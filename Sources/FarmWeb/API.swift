@@ -533,7 +533,8 @@ final class API: Sendable {
 
     /// POST /api/submit (multipart/form-data): each file part is written under the store's folder, in
     /// uploads/<time>-<random>/ with a name made from its own (letters, digits, '.', '-', '_' only), then
-    /// submitted as `ocrfarm submit` would; a `document` field names the document of a single file.
+    /// submitted as `ocrfarm submit` would; a `document` field names the document of a single file. A file whose
+    /// content is already in the store is skipped, as `submit` skips it, and removed from the upload folder.
     private func submit(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let type = request.header("content-type"), let boundary = Multipart.boundary(type) else {
             throw RequestError("an upload is multipart/form-data")
@@ -566,6 +567,9 @@ final class API: Sendable {
         }
         let options = SubmitOptions(documentName: files.count == 1 ? documentName : nil)
         let report = try Submission(store: writer(), options: options).submit(paths)
+        // A file already in the store (same content) is not kept: nothing refers to it. Its folder goes when empty.
+        for skipped in report.skipped { FileSystem.remove(skipped.path) }
+        if report.skipped.count == paths.count { FileSystem.remove(batch) }
         return Self.json(.object([
             ("documents", .array(report.added.map {
                 .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name)), ("pages", JSON($0.pages)),

@@ -64,6 +64,11 @@ svg.chart text { font-size: 10px; fill: #667; }
 .metadata label { font-size: 13px; color: #555; }
 .metadata input { font: inherit; padding: 3px 6px; }
 .saved { color: #1b6e2a; }
+.dropzone { border: 2px dashed #9aa3b5; text-align: center; }
+.dropzone.over { border-color: #1b6e2a; background: #eef7ef; }
+.dropzone input[type=file] { display: none; }
+.dropzone .picker { text-decoration: underline; cursor: pointer; }
+#upload-result { text-align: left; }
 button { cursor: pointer; }
 .pager { margin-top: 8px; display: flex; gap: 8px; }
 mark { background: #ffe27a; }
@@ -378,9 +383,49 @@ async function documents(after) {
       el("td", {}, el("a", { class: "read-link", "data-document": String(d.id), href: "#/document/" + d.id, text: "read",
         onclick: (event) => { event.preventDefault(); readDocument(d.id); } }))));
   }
+  root.append(uploadZone());
   root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
     after ? el("a", { href: "#/documents", text: "⇤ first" }) : null,
     list.next !== null ? el("a", { href: "#/documents/" + list.next, id: "documents-next", text: "next →" }) : null)));
+}
+
+// Upload by drag and drop (or the file picker), for admins: the files go to POST /api/submit, which stores and
+// submits them as `ocrfarm submit` does (duplicates skipped and not kept); the answer lists each file's fate.
+function uploadZone() {
+  const answer = el("div", { id: "upload-answer", role: "status" });
+  const picker = el("input", { id: "upload-files", type: "file", multiple: "multiple" });
+  const zone = el("section", { class: "card dropzone", id: "dropzone" },
+    el("p", {}, "Drop scans or PDFs here to submit them (admin token), or ", el("label", { for: "upload-files", class: "picker", text: "choose files" }), "."),
+    picker, answer);
+  const upload = async (files) => {
+    clear(answer);
+    if (!files.length) return;
+    if (!token()) { answer.append(el("p", { class: "error", text: "Enter an admin token above first." })); return; }
+    const form = new FormData();
+    for (const file of files) form.append("file", file, file.name);
+    answer.append(el("p", { class: "muted", id: "upload-busy", text: "Uploading " + files.length + " file(s)…" }));
+    let result;
+    try { result = await api("/api/submit", { method: "POST", body: form }); }
+    catch (error) { clear(answer); answer.append(el("p", { class: "error", id: "upload-error", text: error.message })); return; }
+    clear(answer);
+    const list = el("ul", { id: "upload-result" });
+    for (const d of result.documents) list.append(el("li", { class: "added" }, "Added ", el("a", { href: "#/document/" + d.id, text: d.name }), " (" + d.pages + " page(s)" + (d.failed_pages ? ", " + d.failed_pages + " failed" : "") + ")"));
+    for (const d of result.skipped) list.append(el("li", { class: "skipped", text: "Skipped " + d.file + ": already in the store as " + d.existing }));
+    for (const d of result.invalid) list.append(el("li", { class: "error", text: d.file + ": " + d.reason }));
+    answer.append(list);
+    const added = el("p", {}, el("a", { href: "#/documents", id: "upload-refresh", text: "Show the list again",
+      onclick: (event) => { event.preventDefault(); route(); } }));
+    answer.append(added);
+  };
+  picker.addEventListener("change", () => upload(Array.from(picker.files)));
+  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    upload(Array.from(event.dataTransfer.files));
+  });
+  return zone;
 }
 
 async function documentPages(id, after) {
