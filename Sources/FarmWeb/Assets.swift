@@ -409,7 +409,7 @@ function uploadZone() {
     catch (error) { clear(answer); answer.append(el("p", { class: "error", id: "upload-error", text: error.message })); return; }
     clear(answer);
     const list = el("ul", { id: "upload-result" });
-    for (const d of result.documents) list.append(el("li", { class: "added" }, "Added ", el("a", { href: "#/document/" + d.id, text: d.name }), " (" + d.pages + " page(s)" + (d.failed_pages ? ", " + d.failed_pages + " failed" : "") + ")"));
+    for (const d of result.documents) list.append(el("li", { class: "added" }, "Added ", el("a", { href: "#/document/" + d.id, text: d.name }), " (" + d.pages + (d.pages === 1 ? " page" : " pages") + (d.failed_pages ? ", " + d.failed_pages + " failed" : "") + ")"));
     for (const d of result.skipped) list.append(el("li", { class: "skipped", text: "Skipped " + d.file + ": already in the store as " + d.existing }));
     for (const d of result.invalid) list.append(el("li", { class: "error", text: d.file + ": " + d.reason }));
     answer.append(list);
@@ -433,8 +433,7 @@ async function documentPages(id, after) {
   let list;
   try { list = await api("/api/documents/" + encodeURIComponent(id) + "/pages?limit=100" + (after ? "&after=" + encodeURIComponent(after) : "")); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
-  const title = list.document.metadata && list.document.metadata.title;
-  root.append(el("h2", { id: "document-title", text: (title ? title + " — " : "") + list.document.name + " (" + list.document.page_count + " pages)" }));
+  root.append(el("h2", { id: "document-title", text: documentHeading(list.document, list.document.metadata) }));
   root.append(metadataCard(list.document));
   if (list.pages.length) root.append(el("p", {}, el("a", { id: "read-document", href: "#/read/" + list.pages[0].id, text: "Read page after page →" })));
   const table = el("table", { id: "pages-table" }, el("tr", {}, ...["", "Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
@@ -449,8 +448,13 @@ async function documentPages(id, after) {
 
 // A document's catalogue fields, editable: Save sends them to POST /api/metadata (an admin token's write); the
 // server checks each value and answers the fields as stored, or says which field it refused and why.
-const METADATA_FIELDS = [["title", "Title", 500], ["date", "Date (YYYY, YYYY-MM or YYYY-MM-DD)", 10], ["creator", "Creator", 200],
+const METADATA_FIELDS = [["title", "Title", 500], ["date", "Date (YYYY, YYYY-MM or YYYY-MM-DD)", 40], ["creator", "Creator", 200],
   ["identifier", "Identifier", 100], ["shelfmark", "Shelfmark", 100]];
+
+function documentHeading(d, metadata) {
+  const title = metadata && metadata.title;
+  return (title ? title + " — " : "") + d.name + " (" + d.page_count + (d.page_count === 1 ? " page)" : " pages)");
+}
 
 function metadataCard(documentRecord) {
   const stored = documentRecord.metadata || {};
@@ -472,6 +476,7 @@ function metadataCard(documentRecord) {
     try {
       const result = await api("/api/metadata", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
       for (const [field] of METADATA_FIELDS) inputs[field].value = result.metadata[field];
+      if ($("document-title")) $("document-title").textContent = documentHeading(documentRecord, result.metadata);
       answer.append(el("span", { class: "saved", id: "metadata-saved", text: "Saved." }));
     } catch (error) {
       answer.append(el("span", { class: "error", id: "metadata-error", text: error.message }));
