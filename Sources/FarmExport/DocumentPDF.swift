@@ -58,14 +58,15 @@ public final class DocumentPDF {
     /// `merge`).
     ///
     /// With `type` PDF/A-2B, the document is then made PDF/A-2B (`PDFArchive`; `title` when its `/Info` has none),
-    /// and how is returned: nil for a plain PDF.
+    /// and how is returned: nil for a plain PDF. A plain PDF with `document`'s fields set gets a new `/Info`: its
+    /// own title, author, subject and keywords with the fields over them, and no XMP (which would say otherwise).
     @discardableResult
     public func overlay(_ source: [UInt8], name: String, into output: String, replacingEarlier: Bool, type: PDFType = .pdf,
                         title: String = "", document: DocumentMetadata = DocumentMetadata()) throws(DocumentPDFError)
         -> PDFArchiveOutcome?
     {
         let pages = sourcePages.indices.compactMap { index in sourcePages[index].map { (page: $0, path: pagePath(index)) } }
-        let overlaid = type == .pdfa2b ? "\(directory)/\(prefix)-overlaid.pdf" : output
+        let overlaid = type == .pdfa2b || !document.isEmpty ? "\(directory)/\(prefix)-overlaid.pdf" : output
         defer { if overlaid != output { unlink(overlaid) } }
         do {
             let pdf = try QPDF.addingTextLayers(to: source, name: name, from: pages, fontName: PDFOverlay.fontName,
@@ -77,6 +78,19 @@ public final class DocumentPDF {
             throw DocumentPDFError(message: "cannot write \(output): \(error)")
         }
         let outcome = type == .pdfa2b ? try PDFArchive.make(overlaid, into: output, title: title.isEmpty ? name : title, document: document) : nil
+        if type != .pdfa2b, overlaid != output {
+            do {
+                var found = try QPDF.documentInfo(overlaid)
+                for (key, value) in PDFMetadata.infoEntries(document) { found[key] = value }
+                if !document.title.isEmpty { found["Title"] = document.title }
+                let info = ["Title", "Author", "Subject", "Keywords", "Date", "Identifier", "Shelfmark"]
+                    .compactMap { key in found[key].map { (key: key, value: $0) } }
+                    + [("Producer", PDFMetadata.producer), ("ModDate", PDFMetadata.pdfDate(Clock.now))]
+                try QPDF.setMetadata(overlaid, into: output, info: info, xmp: nil, outputIntent: nil)
+            } catch {
+                throw DocumentPDFError(message: "cannot write \(output): \(error.message)")
+            }
+        }
         removePages()
         return outcome
     }

@@ -15,7 +15,7 @@ struct MetadataExportTests {
         return out.text
     }
 
-    @Test("a merged document (PNG) and a PDF laid over (linn.pdf): the fields in /Info and XMP, PDF/A-2B; a plain PDF's /Info too")
+    @Test("a merged document (PNG) and a PDF laid over (linn.pdf): the fields in /Info and XMP, PDF/A-2B; plain PDFs' /Info too")
     func exported() throws {
         let farm = FarmHarness()
         _ = farm.folder.write("a.png", try FileSystem.read(Fixtures.packageRoot + "/Samples/pages/clean-000.png"))
@@ -67,5 +67,9 @@ struct MetadataExportTests {
         let plainInfo = try Self.pdfinfo(["-custom", plain + "/a.pdf"])
         #expect(plainInfo.contains("Title:           Brief an Bessel (Entwurf)\n") && plainInfo.contains("Shelfmark:       Cod. Ms. Gauß Briefe A <12> & 13\n"),
                 "\(plainInfo)")
+        // The PDF that came in, laid over as a plain PDF: a new /Info with the fields, its pages and text kept.
+        let plainLinn = try Self.pdfinfo(["-custom", plain + "/linn.pdf"])
+        #expect(plainLinn.contains("Title:           Linn sequencer manual\n") && plainLinn.contains("Shelfmark:       Mus. 9\n"), "\(plainLinn)")
+        #expect(try Run.process("/usr/bin/pdftotext", [plain + "/linn.pdf", "-"]).text.contains("LinnSequencer"))
     }
 }
