@@ -58,13 +58,15 @@ public final class DocumentPDF {
     /// `merge`).
     ///
     /// With `type` PDF/A-2B, the document is then made PDF/A-2B (`PDFArchive`; `title` when its `/Info` has none),
-    /// and how is returned: nil for a plain PDF.
+    /// and how is returned: nil for a plain PDF. A plain PDF with `document`'s fields set gets a new `/Info`: its
+    /// own title, author, subject and keywords with the fields over them, and no XMP (which would say otherwise).
     @discardableResult
     public func overlay(_ source: [UInt8], name: String, into output: String, replacingEarlier: Bool, type: PDFType = .pdf,
-                        title: String = "") throws(DocumentPDFError) -> PDFArchiveOutcome?
+                        title: String = "", document: DocumentMetadata = DocumentMetadata()) throws(DocumentPDFError)
+        -> PDFArchiveOutcome?
     {
         let pages = sourcePages.indices.compactMap { index in sourcePages[index].map { (page: $0, path: pagePath(index)) } }
-        let overlaid = type == .pdfa2b ? "\(directory)/\(prefix)-overlaid.pdf" : output
+        let overlaid = type == .pdfa2b || !document.isEmpty ? "\(directory)/\(prefix)-overlaid.pdf" : output
         defer { if overlaid != output { unlink(overlaid) } }
         do {
             let pdf = try QPDF.addingTextLayers(to: source, name: name, from: pages, fontName: PDFOverlay.fontName,
@@ -75,19 +77,35 @@ public final class DocumentPDF {
         } catch {
             throw DocumentPDFError(message: "cannot write \(output): \(error)")
         }
-        let outcome = type == .pdfa2b ? try PDFArchive.make(overlaid, into: output, title: title.isEmpty ? name : title) : nil
+        let outcome = type == .pdfa2b ? try PDFArchive.make(overlaid, into: output, title: title.isEmpty ? name : title, document: document) : nil
+        if type != .pdfa2b, overlaid != output {
+            do {
+                var found = try QPDF.documentInfo(overlaid)
+                for (key, value) in PDFMetadata.infoEntries(document) { found[key] = value }
+                if !document.title.isEmpty { found["Title"] = document.title }
+                let info = ["Title", "Author", "Subject", "Keywords", "Date", "Identifier", "Shelfmark"]
+                    .compactMap { key in found[key].map { (key: key, value: $0) } }
+                    + [("Producer", PDFMetadata.producer), ("ModDate", PDFMetadata.pdfDate(Clock.now))]
+                try QPDF.setMetadata(overlaid, into: output, info: info, xmp: nil, outputIntent: nil)
+            } catch {
+                throw DocumentPDFError(message: "cannot write \(output): \(error.message)")
+            }
+        }
         removePages()
         return outcome
     }
 
-    /// What the merged document says it is: its title, and whether it is PDF/A-2B.
+    /// What the merged document says it is: its title, whether it is PDF/A-2B, and its catalogue fields (whose
+    /// title, when set, is the document's).
     public struct Metadata: Sendable {
         public let title: String
         public let type: PDFType
+        public let document: DocumentMetadata
 
-        public init(title: String, type: PDFType) {
-            self.title = title
+        public init(title: String, type: PDFType, document: DocumentMetadata = DocumentMetadata()) {
+            self.title = document.title.isEmpty ? title : document.title
             self.type = type
+            self.document = document
         }
     }
 
@@ -111,7 +129,7 @@ public final class DocumentPDF {
             } catch {
                 throw DocumentPDFError(message: "cannot merge \(pageCount) PDF page\(pageCount == 1 ? "" : "s"): \(error.message)")
             }
-            return try PDFArchive.make(merged, into: output, title: metadata.title)
+            return try PDFArchive.make(merged, into: output, title: metadata.title, document: metadata.document)
         }
         if let metadata, pageCount > 0 {
             var archive: PDFAProfile?
@@ -125,13 +143,17 @@ public final class DocumentPDF {
             let info: [(key: String, value: String)] = [
                 ("Title", metadata.title), ("Producer", PDFMetadata.producer), ("Creator", PDFMetadata.producer),
                 ("CreationDate", PDFMetadata.pdfDate(date)), ("ModDate", PDFMetadata.pdfDate(date)),
-            ]
+            ] + PDFMetadata.infoEntries(metadata.document)
             let merged = "\(directory)/\(prefix)-merged.pdf"
             defer { unlink(merged) }
             do {
                 if pageCount > 1 { try QPDF.merge((0..<pageCount).map(pagePath), into: merged) }
                 try QPDF.setMetadata(pageCount > 1 ? merged : pagePath(0), into: output, info: info,
-                                     xmp: archive.map { PDFMetadata.xmp(title: metadata.title, date: $0.date) },
+                                     xmp: archive.map {
+                                         PDFMetadata.xmp(title: metadata.title, date: $0.date,
+                                                         author: metadata.document.creator.isEmpty ? nil : metadata.document.creator,
+                                                         document: metadata.document)
+                                     },
                                      outputIntent: archive.map {
                                          OutputIntent(profile: $0.iccProfile, components: 3, identifier: "sRGB", info: "sRGB IEC61966-2.1")
                                      })

@@ -39,27 +39,33 @@ public enum PDFArchive {
     }
 
     /// Writes `input` as a PDF/A-2B file at `output` (they may not be the same path). `title` is the title when the
-    /// document's `/Info` has none. Throws only when neither file can be read or written.
-    public static func make(_ input: String, into output: String, title: String) throws(DocumentPDFError) -> PDFArchiveOutcome {
+    /// document's `/Info` has none. `document`'s fields, where set, take the place of the document's own (title,
+    /// author) and are added to `/Info` and XMP (`PDFMetadata.infoEntries`). Throws only when neither file can be
+    /// read or written.
+    public static func make(_ input: String, into output: String, title: String,
+                            document: DocumentMetadata = DocumentMetadata()) throws(DocumentPDFError) -> PDFArchiveOutcome {
         let profile: PDFAProfile
         switch PDFAProfile.current() {
         case .success(let found): profile = found
         case .failure(let error): throw DocumentPDFError(message: error.message)
         }
         let problems: [ArchivalProblem]
-        let found: [String: String]
+        var found: [String: String]
         do {
             problems = try QPDF.archivalProblems(input)
             found = try QPDF.documentInfo(input)
         } catch {
             throw DocumentPDFError(message: "cannot read \(input): \(error.message)")
         }
-        let documentTitle = found["Title"] ?? title
+        for (key, value) in PDFMetadata.infoEntries(document) { found[key] = value }
+        let documentTitle = document.title.isEmpty ? found["Title"] ?? title : document.title
         var info: [(key: String, value: String)] = [
             ("Title", documentTitle), ("Producer", PDFMetadata.producer), ("Creator", PDFMetadata.producer),
             ("CreationDate", PDFMetadata.pdfDate(profile.date)), ("ModDate", PDFMetadata.pdfDate(profile.date)),
         ]
-        for key in ["Author", "Subject", "Keywords"] { if let value = found[key] { info.append((key, value)) } }
+        for key in ["Author", "Subject", "Keywords", "Date", "Identifier", "Shelfmark"] {
+            if let value = found[key] { info.append((key, value)) }
+        }
 
         // Only the pages with a problem are converted, and only their content replaced: the others keep their bytes.
         let pages = Array(Set(problems.compactMap(\.page))).sorted()
@@ -82,7 +88,7 @@ public enum PDFArchive {
             if remaining.isEmpty {
                 try QPDF.archiving(input, into: output, info: info,
                                    xmp: PDFMetadata.xmp(title: documentTitle, date: profile.date, author: found["Author"],
-                                                        subject: found["Subject"], keywords: found["Keywords"]),
+                                                        subject: found["Subject"], keywords: found["Keywords"], document: document),
                                    outputIntent: OutputIntent(profile: profile.iccProfile, components: 3, identifier: "sRGB",
                                                               info: "sRGB IEC61966-2.1"),
                                    converted: converted)

@@ -430,8 +430,9 @@ public final class StoreExport {
                 }
             }
             if !overlaid {
+                let fields = try store.read { try store.metadata(of: work.document.id) }
                 archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: work.document.name,
-                                                                                          type: options.pdfType)))
+                                                                                          type: options.pdfType, document: fields)))
             }
             try folder.publish(staged.name, as: work.name + ".pdf")
             return (true, notArchival)
@@ -488,7 +489,7 @@ public final class StoreExport {
             guard count == document.pageCount else { return "\(name) has \(count) pages, the document \(document.pageCount)" }
             let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
             archived(try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo, type: options.pdfType,
-                                     title: document.name))
+                                     title: document.name, document: try store.read { try store.metadata(of: document.id) }))
             return nil
         } catch let error as QPDFError {
             return "cannot read \(name): \(error.message)"

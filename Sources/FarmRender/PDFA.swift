@@ -68,10 +68,17 @@ public enum PDFMetadata {
 
     /// The XMP packet: PDF/A-2B identification, and the `/Info` entries again (`author`, `subject` and `keywords`
     /// when the document's `/Info` has them: dc:creator, dc:description, pdf:Keywords).
+    /// With `document`, its catalogue date, identifier and shelfmark too (dc:date, dc:identifier, dc:source; its
+    /// title and creator are the caller's `title` and `author`).
     public static func xmp(title: String, date: Double, author: String? = nil, subject: String? = nil,
-                           keywords: String? = nil) -> [UInt8] {
+                           keywords: String? = nil, document: DocumentMetadata = DocumentMetadata()) -> [UInt8] {
         let when = xmpDate(date)
         var dublinCore = ""
+        if !document.date.isEmpty {
+            dublinCore += "\n   <dc:date><rdf:Seq><rdf:li>\(XML.escaped(document.date))</rdf:li></rdf:Seq></dc:date>"
+        }
+        if !document.identifier.isEmpty { dublinCore += "\n   <dc:identifier>\(XML.escaped(document.identifier))</dc:identifier>" }
+        if !document.shelfmark.isEmpty { dublinCore += "\n   <dc:source>\(XML.escaped(document.shelfmark))</dc:source>" }
         if let author {
             dublinCore += "\n   <dc:creator><rdf:Seq><rdf:li>\(XML.escaped(author))</rdf:li></rdf:Seq></dc:creator>"
         }
@@ -105,6 +112,13 @@ public enum PDFMetadata {
             <?xpacket end="w"?>
             """
         return Array(text.utf8)
+    }
+
+    /// The `/Info` entries for a document's catalogue fields beyond its title: `Author` (the creator), and `Date`,
+    /// `Identifier` and `Shelfmark` (custom keys, as PDF allows); unset fields are left out.
+    public static func infoEntries(_ document: DocumentMetadata) -> [(key: String, value: String)] {
+        [("Author", document.creator), ("Date", document.date), ("Identifier", document.identifier),
+         ("Shelfmark", document.shelfmark)].filter { !$0.1.isEmpty }
     }
 
     /// `D:20261201151500+00'00'`: PDF's date syntax, in UTC.

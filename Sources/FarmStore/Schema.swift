@@ -299,5 +299,18 @@ enum Schema {
             """),
         // Parts of multi-page files, sent one page per JOB (issue 37): in Store+Parts.swift.
         Store.partsMigration,
+        // A document's catalogue fields (issue 36, `DocumentMetadata`): one row per document that has any, each
+        // field one column, '' when unset. They are searched through `document_search` (the name and the fields).
+        Migration(version: 14, name: "document metadata", sql: """
+            CREATE TABLE document_metadata (
+                document_id INTEGER PRIMARY KEY REFERENCES documents(id),
+                title TEXT NOT NULL DEFAULT '',
+                date TEXT NOT NULL DEFAULT '',
+                creator TEXT NOT NULL DEFAULT '',
+                identifier TEXT NOT NULL DEFAULT '',
+                shelfmark TEXT NOT NULL DEFAULT '',
+                updated_at REAL NOT NULL
+            ) STRICT;
+            """),
     ]
 }

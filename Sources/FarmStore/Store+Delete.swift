@@ -76,6 +76,7 @@ extension Store {
                 try deleteParts(of: document)
                 try connection.cached("DELETE FROM pages WHERE document_id = ?").execute([id])
                 try connection.cached("DELETE FROM document_search WHERE rowid = ?").execute([id])
+                try deleteMetadata(of: document)
                 try connection.cached("DELETE FROM documents WHERE id = ?").execute([id])
             }
             // A split page file goes only when no page left in the store reads it (the same content submitted

@@ -202,9 +202,7 @@ extension Store {
         try write {
             let names = try connection.cached("SELECT id, name FROM documents").rows([]) { ($0.int64(0), $0.text(1)) }
             for (id, name) in names where SearchText.folded(name) != name {
-                try connection.cached("DELETE FROM document_search WHERE rowid = ?").execute([.integer(id)])
-                try connection.cached("INSERT INTO document_search (rowid, name) VALUES (?, ?)")
-                    .execute([.integer(id), .text(SearchText.nameIndexed(name))])
+                try indexName(of: DocumentID(id), name: name, metadata: try metadata(of: DocumentID(id)))
             }
             try setSetting("names_folded", "1")
         }

@@ -74,10 +74,11 @@ final class API: Sendable {
                 case "submit": return try submit(request)
                 case "requeue": return try requeue(request)
                 case "delete": return try delete(request)
+                case "metadata": return try setMetadata(request)
                 default: return Self.error(404, "no such write: /api/\(name)")
                 }
             case ("POST", _, _):
-                return Self.error(404, "writes are POST /api/submit, /api/requeue, /api/delete")
+                return Self.error(404, "writes are POST /api/submit, /api/requeue, /api/delete, /api/metadata")
             case (_, "metrics", nil):
                 return try metricsText()
             case (_, "api", _):
@@ -231,6 +232,7 @@ final class API: Sendable {
         return try readers.read { store in
             guard let record = try store.document(document) else { return Self.error(404, "no document \(document.rawValue)") }
             let pages = try store.pages(of: document, after: after, limit: limit)
+            let metadata = try store.metadata(of: document)
             let items: [JSON] = try pages.map { page in
                 let measured = try store.measures(of: page.id)
                 return .object([
@@ -243,7 +245,7 @@ final class API: Sendable {
             }
             return Self.json(.object([
                 ("document", .object([("id", JSON(Int(record.id.rawValue))), ("name", JSON(record.name)),
-                                      ("page_count", JSON(record.pageCount))])),
+                                      ("page_count", JSON(record.pageCount)), ("metadata", Self.json(metadata))])),
                 ("pages", .array(items)),
                 ("next", pages.count == limit ? pages.last.map { JSON($0.number) } ?? .null : .null),
             ]))
@@ -366,7 +368,10 @@ final class API: Sendable {
                         ("snippet", .array(Self.segments(hit.snippet).map { .object([("text", JSON($0.text)), ("match", JSON($0.match))]) })),
                     ])
                 })),
-                ("documents", .array(named.map { .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name))]) })),
+                ("documents", .array(try named.map { document in
+                    .object([("id", JSON(Int(document.id.rawValue))), ("name", JSON(document.name)),
+                             ("metadata", Self.json(try store.metadata(of: document.id)))])
+                })),
             ])
         })
     }
@@ -492,9 +497,44 @@ final class API: Sendable {
         ]))
     }
 
+    /// POST /api/metadata {document, title, date, creator, identifier, shelfmark}: sets the fields given (a string
+    /// each; "" clears one) and keeps the others; answers the document's fields as stored. A value too long, with
+    /// a control character, or a date that is not YYYY[-MM[-DD]] is refused (400) and nothing is changed.
+    private func setMetadata(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try body(request)
+        guard let id = body["document"]?.intValue, id > 0 else { throw RequestError("document (an id) is required") }
+        let fields = DocumentMetadata.Field.allCases.map(\.rawValue)
+        if let unknown = body.objectValue?.first(where: { $0.0 != "document" && !fields.contains($0.0) }) {
+            throw RequestError("no metadata field '\(unknown.0)'; the fields are \(fields.joined(separator: ", "))")
+        }
+        let document = DocumentID(Int64(id))
+        guard try readers.read({ try $0.document(document) }) != nil else { return Self.error(404, "no document \(id)") }
+        let store = try writer()
+        var metadata = try store.metadata(of: document)
+        for field in DocumentMetadata.Field.allCases {
+            guard let value = body[field.rawValue] else { continue }
+            guard let text = value.stringValue else { throw RequestError("\(field.rawValue) must be a string") }
+            metadata[field] = text
+        }
+        let stored: DocumentMetadata?
+        do {
+            stored = try store.setMetadata(metadata, of: document)
+        } catch let error as MetadataError {
+            throw RequestError(error.description)
+        }
+        guard let stored else { return Self.error(404, "no document \(id)") }
+        return Self.json(.object([("document", JSON(id)), ("metadata", Self.json(stored))]))
+    }
+
+    /// A document's fields as the API answers them: every field, "" when unset.
+    static func json(_ metadata: DocumentMetadata) -> JSON {
+        .object(DocumentMetadata.Field.allCases.map { ($0.rawValue, JSON(metadata[$0])) })
+    }
+
     /// POST /api/submit (multipart/form-data): each file part is written under the store's folder, in
     /// uploads/<time>-<random>/ with a name made from its own (letters, digits, '.', '-', '_' only), then
-    /// submitted as `ocrfarm submit` would; a `document` field names the document of a single file.
+    /// submitted as `ocrfarm submit` would; a `document` field names the document of a single file. A file whose
+    /// content is already in the store is skipped, as `submit` skips it, and removed from the upload folder.
     private func submit(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let type = request.header("content-type"), let boundary = Multipart.boundary(type) else {
             throw RequestError("an upload is multipart/form-data")
@@ -527,6 +567,9 @@ final class API: Sendable {
         }
         let options = SubmitOptions(documentName: files.count == 1 ? documentName : nil)
         let report = try Submission(store: writer(), options: options).submit(paths)
+        // A file already in the store (same content) is not kept: nothing refers to it. Its folder goes when empty.
+        for skipped in report.skipped { FileSystem.remove(skipped.path) }
+        if report.skipped.count == paths.count { FileSystem.remove(batch) }
         return Self.json(.object([
             ("documents", .array(report.added.map {
                 .object([("id", JSON(Int($0.id.rawValue))), ("name", JSON($0.name)), ("pages", JSON($0.pages)),

@@ -60,6 +60,15 @@ svg.chart rect { fill: #4a78d6; }
 svg.chart text { font-size: 10px; fill: #667; }
 .muted { color: #667; }
 .error { color: #b3261e; }
+.metadata { display: grid; grid-template-columns: max-content minmax(12em, 40em); gap: 6px 12px; align-items: center; }
+.metadata label { font-size: 13px; color: #555; }
+.metadata input { font: inherit; padding: 3px 6px; }
+.saved { color: #1b6e2a; }
+.dropzone { border: 2px dashed #9aa3b5; text-align: center; }
+.dropzone.over { border-color: #1b6e2a; background: #eef7ef; }
+.dropzone input[type=file] { display: none; }
+.dropzone .picker { text-decoration: underline; cursor: pointer; }
+#upload-result { text-align: left; }
 button { cursor: pointer; }
 .pager { margin-top: 8px; display: flex; gap: 8px; }
 mark { background: #ffe27a; }
@@ -374,9 +383,49 @@ async function documents(after) {
       el("td", {}, el("a", { class: "read-link", "data-document": String(d.id), href: "#/document/" + d.id, text: "read",
         onclick: (event) => { event.preventDefault(); readDocument(d.id); } }))));
   }
+  root.append(uploadZone());
   root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
     after ? el("a", { href: "#/documents", text: "⇤ first" }) : null,
     list.next !== null ? el("a", { href: "#/documents/" + list.next, id: "documents-next", text: "next →" }) : null)));
+}
+
+// Upload by drag and drop (or the file picker), for admins: the files go to POST /api/submit, which stores and
+// submits them as `ocrfarm submit` does (duplicates skipped and not kept); the answer lists each file's fate.
+function uploadZone() {
+  const answer = el("div", { id: "upload-answer", role: "status" });
+  const picker = el("input", { id: "upload-files", type: "file", multiple: "multiple" });
+  const zone = el("section", { class: "card dropzone", id: "dropzone" },
+    el("p", {}, "Drop scans or PDFs here to submit them (admin token), or ", el("label", { for: "upload-files", class: "picker", text: "choose files" }), "."),
+    picker, answer);
+  const upload = async (files) => {
+    clear(answer);
+    if (!files.length) return;
+    if (!token()) { answer.append(el("p", { class: "error", text: "Enter an admin token above first." })); return; }
+    const form = new FormData();
+    for (const file of files) form.append("file", file, file.name);
+    answer.append(el("p", { class: "muted", id: "upload-busy", text: "Uploading " + files.length + " file(s)…" }));
+    let result;
+    try { result = await api("/api/submit", { method: "POST", body: form }); }
+    catch (error) { clear(answer); answer.append(el("p", { class: "error", id: "upload-error", text: error.message })); return; }
+    clear(answer);
+    const list = el("ul", { id: "upload-result" });
+    for (const d of result.documents) list.append(el("li", { class: "added" }, "Added ", el("a", { href: "#/document/" + d.id, text: d.name }), " (" + d.pages + (d.pages === 1 ? " page" : " pages") + (d.failed_pages ? ", " + d.failed_pages + " failed" : "") + ")"));
+    for (const d of result.skipped) list.append(el("li", { class: "skipped", text: "Skipped " + d.file + ": already in the store as " + d.existing }));
+    for (const d of result.invalid) list.append(el("li", { class: "error", text: d.file + ": " + d.reason }));
+    answer.append(list);
+    const added = el("p", {}, el("a", { href: "#/documents", id: "upload-refresh", text: "Show the list again",
+      onclick: (event) => { event.preventDefault(); route(); } }));
+    answer.append(added);
+  };
+  picker.addEventListener("change", () => upload(Array.from(picker.files)));
+  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    upload(Array.from(event.dataTransfer.files));
+  });
+  return zone;
 }
 
 async function documentPages(id, after) {
@@ -384,7 +433,8 @@ async function documentPages(id, after) {
   let list;
   try { list = await api("/api/documents/" + encodeURIComponent(id) + "/pages?limit=100" + (after ? "&after=" + encodeURIComponent(after) : "")); }
   catch (error) { root.append(el("p", { class: "error", text: error.message })); return; }
-  root.append(el("h2", { text: list.document.name + " (" + list.document.page_count + " pages)" }));
+  root.append(el("h2", { id: "document-title", text: documentHeading(list.document, list.document.metadata) }));
+  root.append(metadataCard(list.document));
   if (list.pages.length) root.append(el("p", {}, el("a", { id: "read-document", href: "#/read/" + list.pages[0].id, text: "Read page after page →" })));
   const table = el("table", { id: "pages-table" }, el("tr", {}, ...["", "Page", "State", "Confidence", "Quality", "Failure"].map((h) => el("th", { text: h }))));
   for (const p of list.pages) {
@@ -394,6 +444,45 @@ async function documentPages(id, after) {
   }
   root.append(el("section", { class: "card" }, table, el("div", { class: "pager" },
     list.next !== null ? el("a", { href: "#/document/" + id + "/" + list.next, text: "next →" }) : null)));
+}
+
+// A document's catalogue fields, editable: Save sends them to POST /api/metadata (an admin token's write); the
+// server checks each value and answers the fields as stored, or says which field it refused and why.
+const METADATA_FIELDS = [["title", "Title", 500], ["date", "Date (YYYY, YYYY-MM or YYYY-MM-DD)", 40], ["creator", "Creator", 200],
+  ["identifier", "Identifier", 100], ["shelfmark", "Shelfmark", 100]];
+
+function documentHeading(d, metadata) {
+  const title = metadata && metadata.title;
+  return (title ? title + " — " : "") + d.name + " (" + d.page_count + (d.page_count === 1 ? " page)" : " pages)");
+}
+
+function metadataCard(documentRecord) {
+  const stored = documentRecord.metadata || {};
+  const form = el("form", { id: "metadata-form", class: "metadata" });
+  const inputs = {};
+  for (const [field, label, maxLength] of METADATA_FIELDS) {
+    inputs[field] = el("input", { id: "metadata-" + field, name: field, type: "text", maxlength: String(maxLength), value: stored[field] || "",
+      placeholder: field === "date" ? "e.g. 1887-03-12" : "" });
+    form.append(el("label", { for: "metadata-" + field }, label), inputs[field]);
+  }
+  const answer = el("span", { id: "metadata-answer", role: "status" });
+  form.append(el("span", {}), el("span", {}, el("button", { type: "submit", id: "metadata-save", text: "Save" }), " ", answer));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(answer);
+    if (!token()) { answer.append(el("span", { class: "error", text: "Enter an admin token above first." })); return; }
+    const body = { document: documentRecord.id };
+    for (const [field] of METADATA_FIELDS) body[field] = inputs[field].value;
+    try {
+      const result = await api("/api/metadata", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      for (const [field] of METADATA_FIELDS) inputs[field].value = result.metadata[field];
+      if ($("document-title")) $("document-title").textContent = documentHeading(documentRecord, result.metadata);
+      answer.append(el("span", { class: "saved", id: "metadata-saved", text: "Saved." }));
+    } catch (error) {
+      answer.append(el("span", { class: "error", id: "metadata-error", text: error.message }));
+    }
+  });
+  return el("section", { class: "card", id: "metadata" }, el("h2", { text: "Metadata" }), form);
 }
 
 // MARK: Search
@@ -407,7 +496,8 @@ async function search(query) {
   catch (error) { root.append(el("p", { class: "error", id: "search-error", text: error.message })); return; }
   root.append(el("p", { class: "muted", id: "search-total", text: found.total + " page(s), ranked by " + found.order }));
   if (found.documents.length) {
-    root.append(el("p", {}, "Documents named so: ", ...found.documents.map((d) => el("a", { href: "#/document/" + d.id, text: d.name + " " }))));
+    root.append(el("p", { id: "search-documents" }, "Documents by name or metadata: ", ...found.documents.map((d) =>
+      el("a", { href: "#/document/" + d.id, text: (d.metadata && d.metadata.title ? d.metadata.title + " (" + d.name + ")" : d.name) + " " }))));
   }
   const hits = el("div", { id: "hits" });
   for (const hit of found.hits) {

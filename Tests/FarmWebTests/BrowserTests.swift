@@ -164,6 +164,41 @@ struct BrowserTests {
         #expect(FileManager.default.fileExists(atPath: out + "/page-busy.png"))
     }
 
+    @Test("an admin edits a document's metadata in the viewer: a bad date refused, the fields saved to the store and shown after a reload, found by search; then drops two files on the document list: one added, the duplicate skipped and not kept",
+          .enabled(if: Browser.available), .timeLimit(.minutes(5)))
+    func metadata() throws {
+        try #require(Browser.pythonHasModules, "python3-selenium and python3-pil (Debian) are needed")
+        let folder = TemporaryDirectory("browser-metadata")
+        let store = folder.file("farm.db")
+        let submit = try Run.ocrfarm(["submit", "--store", store, Fixtures.packageRoot + "/Samples/pages/clean-000.png"])
+        try #require(submit.status == 0, "ocrfarm submit: \(submit.stderr)")
+        let admin = try makeToken(store, "admin")
+        let document = try #require(try Store(path: store, readOnly: true).documentSummaries(after: nil, limit: 1).first?.document.id)
+        let served = try Served(store: store, log: folder.file("serve.log"))
+        let out = Fixtures.packageRoot + "/.build/test-output/browser"
+        try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let config: JSON = .object([("base", JSON("http://127.0.0.1:\(served.port)")), ("out", JSON(out)), ("token", JSON(admin)),
+                                    ("document", JSON(Int(document.rawValue))),
+                                    ("drop", .array(try ["clean-001.png", "clean-000.png"].map { name in
+                                        .array([JSON("dropped-" + name), JSON(Data(try FileSystem.read(Fixtures.packageRoot + "/Samples/pages/" + name)).base64EncodedString())])
+                                    }))])
+        let check = try Run.process("/usr/bin/python3", [Browser.script, "metadata", folder.write("config.json", text: config.rendered)])
+        print(check.text)
+        #expect(check.status == 0, "browser check:\n\(check.text)\n\(check.stderr)")
+        #expect(try Store(path: store, readOnly: true).metadata(of: document) == DocumentMetadata(
+            title: "Brief an Bessel (Entwurf)", date: "1829-05-14", creator: "Carl Friedrich Gauß", identifier: "urn:nbn:de:4711",
+            shelfmark: "Cod. Ms. Gauß Briefe A: 12"), "what the browser saved is in the store")
+        #expect(FileManager.default.fileExists(atPath: out + "/metadata.png"))
+        // The drop: the new file submitted from uploads/, the duplicate skipped and not kept there.
+        let names = try Store(path: store, readOnly: true).documentSummaries(after: nil, limit: 10).map(\.document.name)
+        #expect(names == ["clean-000.png", "dropped-clean-001.png"], "\(names)")
+        let uploads = folder.file("uploads")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: uploads).flatMap { batch in
+            try FileManager.default.contentsOfDirectory(atPath: uploads + "/" + batch)
+        }
+        #expect(kept == ["dropped-clean-001.png"], "the duplicate is not left on disk: \(kept)")
+    }
+
     @Test("the UI files are served with the CSP and no inline script or style; other /ui/ names are 404")
     func files() throws {
         let folder = TemporaryDirectory("ui-files")
