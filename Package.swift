@@ -41,7 +41,7 @@ let package = Package(
         // Domain.
         .target(name: "FarmCore"),
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
-        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite", "Zlib"]),
+        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite", "Zlib", "Crypto"]),
         .target(name: "FarmRuntime", dependencies: ["FarmCore", "MicroHTTPD"]),
         // The page renderers (hOCR, ALTO, PAGE, the searchable PDF page, the page's JSON): the result model in,
         // documents out, with no C library (the PDF page is given its compressed image, font and zlib).
@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "TestSupport"]),
+        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "Crypto", "TestSupport"]),
         .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
                                                                 "SQLite", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmLocalTests", dependencies: ["FarmLocal", "FarmStore", "FarmCore", "FarmRuntime", "TestSupport"]),

@@ -1,4 +1,3 @@
-import Crypto
 import FarmCore
 import FarmProtocol
 import FarmStore
@@ -61,7 +60,13 @@ extension Coordinator {
         let source = page.pageCount > 1 ? "\(page.documentName) page \(page.number)" : page.documentName
         labels[attempt] = source
         var payload: Payload
-        switch Self.payload(of: page, limit: configuration.maxPageBytes) {
+        let read = Self.payload(of: page, limit: configuration.maxPageBytes) { [store] source, read in
+            // An old store's page: its file's hash is recorded at the first read, and checked at every later one.
+            do { try store.recordSourceHash(of: source, read: read) } catch {
+                Log.warning("cannot record a page file's hash", ["file": source.path.description, "error": "\(error)"])
+            }
+        }
+        switch read {
         case .success(let read): payload = read
         case .failure(let failure):
             worker.credit += 1
@@ -96,75 +101,50 @@ extension Coordinator {
         var isPart: Bool
     }
 
-    /// Reads what to send for `page`, once: its part when it has one (the page alone, split out at submit), else its
-    /// source file. Either is opened without following links, only if it is a regular file, and checked against the
-    /// size and SHA-256 recorded at submit before a byte leaves; the one read serves the check and the send. A part
-    /// that is not there (the page folder was cleaned by hand) falls back to the whole source file, checked as ever.
-    static func payload(of page: QueuedPage, limit: Int) -> Result<Payload, PageFailure> {
+    /// Reads what to send for `page`, once, through the one reader of a page's file (`SourceRef.read`): its part
+    /// when it has one (the page alone, split out at submit), else its source file. Either is opened without
+    /// following links, only if it is a regular file, and checked against the size and SHA-256 recorded at submit
+    /// before a byte leaves; the one read serves the check and the send. A part that is not there (the page folder
+    /// was cleaned by hand) falls back to the whole source file, checked as ever. A source file of an old store,
+    /// without a recorded hash, is sent as read, and `recordHash` is given what it read, for the store to check
+    /// every later read against.
+    static func payload(of page: QueuedPage, limit: Int,
+                        recordHash: (SourceRef, SourceBytes) -> Void = { _, _ in }) -> Result<Payload, PageFailure> {
         if let part = page.part {
-            switch read(part.path, hash: part.sha256, size: part.size, limit: limit) {
-            case .success(let bytes): return .success(Payload(bytes: bytes, index: 0, sha256: part.sha256, isPart: true))
-            case .failure(let problem) where !problem.missing: return .failure(problem.failure)
-            case .failure: break
-            }
+            do throws(SourceError) {
+                let read = try SourceRef(path: part.path, kind: page.kind, hash: part.sha256, size: part.size).read(limit: limit)
+                return .success(Payload(bytes: read.bytes, index: 0, sha256: part.sha256, isPart: true))
+            } catch where error.problem != .missing {
+                return .failure(failure(error, limit: limit))
+            } catch {}
         }
-        return read(page.source, hash: page.sourceHash, size: page.sourceSize, limit: limit)
-            .map { Payload(bytes: $0, index: page.index, sha256: page.sourceHash, isPart: false) }
-            .mapError(\.failure)
-    }
-
-    /// Why a page's file was not sent, and whether it is simply not there.
-    struct ReadProblem: Error {
-        let failure: PageFailure
-        var missing = false
-    }
-
-    /// One read of a page's file, checked: no link, a regular file, within `limit`, and (when recorded) the size
-    /// and SHA-256 it had when it was submitted.
-    static func read(_ path: RawPath, hash: String?, size: Int?, limit: Int) -> Result<[UInt8], ReadProblem> {
-        do throws(FileError) {
-            // Never a FIFO put where a page was: opening it would block this loop until a writer came. Never a
-            // symbolic link either: one put where a submitted file was could point at any file the coordinator
-            // may read (its CURVE secret key), which would then be sent out.
-            let bytes = try FileSystem.read(path, limit: limit, regularOnly: true, followLinks: false)
-            if let failure = check(bytes, path: path, hash: hash, size: size) { return .failure(ReadProblem(failure: failure)) }
-            return .success(bytes)
-        } catch where error.code == ELOOP {
-            return .failure(ReadProblem(failure: PageFailure(stage: "dispatch", code: .sourceChanged,
-                                        message: "\(error.path): is a symbolic link now (it was a file when submitted); not read")))
+        let source = SourceRef(path: page.source, index: page.index, kind: page.kind, hash: page.sourceHash, size: page.sourceSize)
+        do throws(SourceError) {
+            let read = try source.read(limit: limit)
+            if read.unchecked { recordHash(source, read) }
+            return .success(Payload(bytes: read.bytes, index: page.index, sha256: read.sha256, isPart: false))
         } catch {
-            return .failure(ReadProblem(failure: readFailure(error, limit: limit), missing: error.code == ENOENT))
+            return .failure(failure(error, limit: limit))
         }
     }
 
-    /// The file's bytes against what was submitted: a different size or SHA-256 fails the page as source-changed,
-    /// naming both hashes, and no byte of it is sent. The new content can be submitted as a new page.
-    static func check(_ bytes: [UInt8], of page: QueuedPage) -> PageFailure? {
-        check(bytes, path: page.source, hash: page.sourceHash, size: page.sourceSize)
-    }
-
-    static func check(_ bytes: [UInt8], path: RawPath, hash: String?, size: Int?) -> PageFailure? {
-        guard let expected = hash else { return nil }   // submitted before hashes were recorded
-        let size = size ?? bytes.count
-        let actual = size == bytes.count ? SHA256.hex(bytes) : nil
-        guard actual != expected else { return nil }
-        let now = actual.map { "sha256 \($0)" } ?? "\(bytes.count) bytes"
-        return PageFailure(stage: "dispatch", code: .sourceChanged,
-                           message: "\(path): changed since it was submitted (sha256 \(expected), \(size) bytes then; "
-                               + "\(now) now); not sent. Submit the new content to read it as a new page")
-    }
-
-    static func readFailure(_ error: FileError, limit: Int) -> PageFailure {
-        switch error.code {
-        case EFBIG:
+    /// Why a page's file is not sent, as the page's failure: a link, a changed or missing file is `source-changed`
+    /// (nothing of it is sent; the new content can be submitted as a new page), a file over `--max-page-bytes`
+    /// `page-too-large`, the rest `unreadable` (retried when it may pass).
+    static func failure(_ error: SourceError, limit: Int) -> PageFailure {
+        switch error.problem {
+        case .changed:
+            return PageFailure(stage: "dispatch", code: .sourceChanged,
+                               message: error.message + "; not sent. Submit the new content to read it as a new page")
+        case .link, .missing:
+            return PageFailure(stage: "dispatch", code: .sourceChanged, message: error.message)
+        case .tooLarge:
             return PageFailure(stage: "dispatch", code: .pageTooLarge,
                                message: "\(error.path): the page file is larger than the \(limit / (1 << 20)) MB a job may carry")
-        case ENOENT:
-            return PageFailure(stage: "dispatch", code: .sourceChanged, message: "\(error.path): the file no longer exists")
-        case EACCES, EISDIR, ELOOP, ENOTDIR, EINVAL:
-            return PageFailure(stage: "dispatch", code: .unreadable, message: error.description)
-        default:
-            return PageFailure(stage: "dispatch", code: .unreadable, message: error.description, retryable: true)
+        case .notRegular, .unreadable(retryable: false):
+            return PageFailure(stage: "dispatch", code: .unreadable, message: error.message)
+        case .unreadable(retryable: true):
+            return PageFailure(stage: "dispatch", code: .unreadable, message: error.message, retryable: true)
         }
     }
 

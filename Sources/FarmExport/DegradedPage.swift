@@ -1,4 +1,3 @@
-import Crypto
 import FarmCore
 import FarmRender
 import FarmStore
@@ -102,28 +101,14 @@ struct DegradedPage {
         }
     }
 
-    /// The bytes of `source`'s file as it was submitted, or why not: read as the coordinator reads it (a regular
-    /// file, not through a symbolic link, within `maxSourceBytes`) and checked against the size and SHA-256 the
-    /// store kept.
+    /// The bytes of `source`'s file as it was submitted, or why not: read by the one reader of a page's file
+    /// (`SourceRef.read`: no link, a regular file, within `maxSourceBytes`, the size and SHA-256 the store kept).
     static func checkedSource(_ source: PageSource) -> Result<[UInt8], Reason> {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
-        } catch where error.code == ELOOP {
-            // Never read through a link put where the file was: it could point at any file this process may read.
-            return .failure(Reason(message: "\(source.path) is a symbolic link now (it was a file when submitted); not read"))
+        do throws(SourceError) {
+            return .success(try source.read(limit: maxSourceBytes).bytes)
         } catch {
-            return .failure(Reason(message: "cannot read \(source.path): \(error.reason)"))
+            return .failure(Reason(message: error.message))
         }
-        if let expected = source.hash {
-            let size = source.size ?? bytes.count
-            let actual = size == bytes.count ? SHA256.hex(bytes) : nil
-            guard actual == expected else {
-                return .failure(Reason(message: "\(source.path) changed since it was submitted (sha256 \(expected), \(size) bytes then; "
-                    + (actual.map { "sha256 \($0)" } ?? "\(bytes.count) bytes") + " now)"))
-            }
-        }
-        return .success(bytes)
     }
 
     private static func image(_ bytes: [UInt8], index: Int, title: String, archive: PDFAProfile?) -> Result<[UInt8], Reason> {

@@ -22,6 +22,17 @@ public final class IIIFService: Sendable {
     public init(readers: StoreReaders, images: PageImages = PageImages()) {
         self.readers = readers
         self.images = images
+        // An old store's page file, read for the first time, gets its hash recorded (a store of its own for that
+        // one write: the readers are read-only), so every later read checks it. A store this process may not
+        // write keeps none; the file is still read as it is, as before.
+        let path = readers.path
+        images.recordHash = { source, read in
+            do {
+                try Store(path: path, busyTimeoutMilliseconds: 2000).recordSourceHash(of: source, read: read)
+            } catch {
+                Log.warning("cannot record a page file's hash", ["file": source.path.description, "error": "\(error)"])
+            }
+        }
     }
 
     /// Readers of its own (four kept), waiting up to 10 s for a lock.

@@ -81,6 +81,21 @@ public final class PageImages: @unchecked Sendable {
     private var making: Set<PageID> = []
     private var lock = pthread_mutex_t()
     private var made = pthread_cond_t()
+    private var recorder: HashRecorder?
+
+    /// Where the hash of an old store's page file goes at its first read (set by the service that owns the store).
+    public var recordHash: HashRecorder? {
+        get {
+            pthread_mutex_lock(&lock)
+            defer { pthread_mutex_unlock(&lock) }
+            return recorder
+        }
+        set {
+            pthread_mutex_lock(&lock)
+            defer { pthread_mutex_unlock(&lock) }
+            recorder = newValue
+        }
+    }
 
     /// At most `capacity` images and `pixelBudget` pixels in all (a 300 dpi A4 page is 8.7 million).
     public init(capacity: Int = 4, pixelBudget: Int = 60_000_000, limits: RenderLimits = RenderLimits()) {
@@ -125,7 +140,7 @@ public final class PageImages: @unchecked Sendable {
         making.insert(page)
         pthread_mutex_unlock(&lock)
         // Decoded outside the lock; requests for this page wait for it (a failure lets the next one try).
-        let decoded = Result(catching: { () throws(PageImageError) -> Pix in try Self.decoded(source, readSize: readSize, limits: limits) })
+        let decoded = Result(catching: { () throws(PageImageError) -> Pix in try Self.decoded(source, readSize: readSize, limits: limits, record: recordHash) })
         pthread_mutex_lock(&lock)
         defer { pthread_mutex_unlock(&lock) }
         making.remove(page)
@@ -172,7 +187,7 @@ public final class PageImages: @unchecked Sendable {
         }
         pthread_mutex_unlock(&lock)
         if source.kind == .image {
-            let bytes = try Self.checkedBytes(source)
+            let bytes = try Self.checkedBytes(source, record: recordHash)
             let format = ImageFormat.sniff(bytes)
             if format == .png || format == .jpeg, let header = try? Pix.header(of: bytes),
                header.width * header.height <= limits.maxPixels {
@@ -224,29 +239,32 @@ public final class PageImages: @unchecked Sendable {
         return browserEntries.count
     }
 
-    /// The source's checked bytes.
-    static func checkedBytes(_ source: PageSource) throws(PageImageError) -> [UInt8] {
+    /// The source's checked bytes, read by the one reader of a page's file (`SourceRef.read`); bytes of an old
+    /// store's page, which has no hash to check them against, are given to `record` for the store to keep their hash.
+    static func checkedBytes(_ source: PageSource, record: HashRecorder? = nil) throws(PageImageError) -> [UInt8] {
         if source.kind == .invalid { throw PageImageError(reason: "the page's file is not an image (refused at submit)") }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileSystem.read(source.path, limit: maxSourceBytes, regularOnly: true, followLinks: false)
-        } catch where error.code == ELOOP {
-            // Never through a link put where the file was: it could point at any file this process may read.
-            throw PageImageError(reason: "the page's file is a symbolic link now (it was a file when submitted)", pageStatus: 409)
+        do throws(SourceError) {
+            let read = try source.read(limit: maxSourceBytes)
+            if read.unchecked { record?(source, read) }
+            return read.bytes
         } catch {
-            throw PageImageError(reason: "the page's file cannot be read: \(error.reason)", pageStatus: 410)
-        }
-        if let expected = source.hash {
-            guard bytes.count == (source.size ?? bytes.count), SHA256.hex(bytes) == expected else {
-                throw PageImageError(reason: "the page's file changed since it was submitted", pageStatus: 409)
+            // The page API says 409 for a file that is no longer the one submitted, 410 for one that cannot be read.
+            let conflict = error.problem == .link || error.problem == .changed
+            let reason = switch error.problem {
+            case .link: "the page's file is a symbolic link now, or a folder on its path is (it was not when submitted)"
+            case .changed: "the page's file changed since it was submitted"
+            default: "the page's file cannot be read: " + error.message
             }
+            throw PageImageError(reason: reason, pageStatus: conflict ? 409 : 410)
         }
-        return bytes
     }
 
+    /// Keeps the hash of an old store's page file at its first read (`Store.recordSourceHash`).
+    public typealias HashRecorder = @Sendable (SourceRef, SourceBytes) -> Void
+
     static func decoded(_ source: PageSource, readSize: (width: Int, height: Int)? = nil,
-                        limits: RenderLimits = RenderLimits()) throws(PageImageError) -> Pix {
-        var bytes = try checkedBytes(source)
+                        limits: RenderLimits = RenderLimits(), record: HashRecorder? = nil) throws(PageImageError) -> Pix {
+        var bytes = try checkedBytes(source, record: record)
         var page = source.index
         var most = maxPixels
         if source.kind == .pdf {
@@ -360,10 +378,10 @@ public final class PageImages: @unchecked Sendable {
     }
 
     /// The size of the source's image from its header, without decoding it (for a page that has no result).
-    static func size(of source: PageSource) throws(PageImageError) -> (width: Int, height: Int) {
+    static func size(of source: PageSource, record: HashRecorder? = nil) throws(PageImageError) -> (width: Int, height: Int) {
         // Rasterizing takes a second a page: a manifest of a PDF not read yet would take minutes.
         if source.kind == .pdf { throw PageImageError(reason: "a PDF page not read yet has no size without rasterizing it") }
-        let bytes = try checkedBytes(source)
+        let bytes = try checkedBytes(source, record: record)
         do throws(LeptonicaError) {
             let header = try Pix.header(of: bytes, page: source.index)
             // A JPEG's canvas is the picture as shown, turned by its EXIF orientation (as the workers decode it).

@@ -45,13 +45,3 @@ extension Store {
             .first([.integer(page.rawValue), .text(name)]) { $0.blob(0) }
     }
 }
-
-/// A page's source file as submitted: its path, which page of it, what kind of file, and its SHA-256 and size
-/// (nil for pages submitted before they were recorded).
-public struct PageSource: Sendable, Equatable {
-    public let path: RawPath
-    public let index: Int
-    public let kind: SourceKind
-    public let hash: String?
-    public let size: Int?
-}

@@ -80,7 +80,7 @@ struct DegradedPageTests {
         let changed = farm.folder.file("changed")
         let second = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", changed])
         #expect(second.status == 65, "\(second.stderr)")
-        #expect(second.stderrLines.contains { $0.contains("page 2 (worker-lost, placeholder); no image for page 2: \(volume) changed since it was submitted") },
+        #expect(second.stderrLines.contains { $0.contains("page 2 (worker-lost, placeholder); no image for page 2: \(volume): changed since it was submitted") },
                 "\(second.stderr)")
         let placeholderPDF = changed + "/volume.pdf"
         try Self.checkVolume(placeholderPDF)
@@ -94,7 +94,7 @@ struct DegradedPageTests {
         try FileManager.default.removeItem(atPath: volume)
         try FileManager.default.createSymbolicLink(atPath: volume, withDestinationPath: original)
         let linked = try Run.ocrfarm(["export", "--store", farm.storePath, "--out", farm.folder.file("linked"), "--format", "pdf"])
-        #expect(linked.stderrLines.contains { $0.contains("no image for page 2: \(volume) is a symbolic link now") }, "\(linked.stderr)")
+        #expect(linked.stderrLines.contains { $0.contains("no image for page 2: \(volume): is a symbolic link now") }, "\(linked.stderr)")
         try Self.checkVolume(farm.folder.file("linked/volume.pdf"))
 
         // requeue --failed retries exactly the degraded page.
