@@ -148,6 +148,55 @@ extension FileSystem {
         return fd
     }
 
+    /// Linux's O_PATH (a descriptor that names a folder without reading it: a folder one may search but not list
+    /// is walked through too), which Glibc's Swift module does not export (it sits behind _GNU_SOURCE).
+    static let openPathOnly: Int32 = 0o10_000_000
+
+    /// Reads a whole regular file reached without any symbolic link: every folder of `path` is opened in turn
+    /// with `O_NOFOLLOW` (`openat` from the one before, so a link swapped in between a check and the open cannot
+    /// be followed) and the file itself with `O_NOFOLLOW`; a link on the way fails with ELOOP, naming it. A FIFO,
+    /// device or socket is refused with EINVAL without waiting, a directory with EISDIR (`fstat` of the opened
+    /// descriptor). `along` sees the bytes as they are read (see `readAll`).
+    public static func readWithoutLinks(_ path: RawPath, limit: Int? = nil,
+                                        along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
+        let slash = UInt8(ascii: "/")
+        let absolute = path.bytes.first == slash
+        var parts = path.bytes.split(separator: slash, omittingEmptySubsequences: true).map { Array($0) }
+        guard let last = parts.popLast() else { throw FileError(path: path.description, reason: "is a directory", code: EISDIR) }
+        var folder: Int32 = absolute ? open("/", openPathOnly | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD
+        if folder < 0 { throw FileError(path: "/") }
+        defer { if folder >= 0 { close(folder) } }
+        var walked: [UInt8] = absolute ? [slash] : []
+        for part in parts {
+            walked += (walked.isEmpty || walked == [slash] ? [] : [slash]) + part
+            if part == [UInt8(ascii: ".")] { continue }
+            let next = RawPath(bytes: part).withCString { openat(folder, $0, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            if next < 0 {
+                let code = errno
+                let here = RawPath(bytes: walked)
+                // O_NOFOLLOW with O_PATH opens a link itself, which O_DIRECTORY then refuses: say it was a link.
+                if code == ENOTDIR || code == ELOOP, (try? status(here, followLinks: false))?.kind == .symlink {
+                    throw FileError(path: path.description, reason: "the folder \(here) on its path is a symbolic link", code: ELOOP)
+                }
+                throw FileError(path: path.description, code: code)
+            }
+            if folder >= 0 { close(folder) }
+            folder = next
+        }
+        let fd = RawPath(bytes: last).withCString { openat(folder, $0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
+        guard fd >= 0 else { throw FileError(path: path.description) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw FileError(path: path.description, reason: "is a directory", code: EISDIR)
+        default: throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return try readAll(fd, path: path.description, limit: limit, along: along)
+    }
+
     /// The first `count` bytes of a file (fewer when it is shorter), with `read`'s `regularOnly`.
     public static func readPrefix(_ path: RawPath, count: Int, regularOnly: Bool = false) throws(FileError) -> [UInt8] {
         let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0)) }

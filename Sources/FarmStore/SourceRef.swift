@@ -72,14 +72,10 @@ extension SourceRef {
     /// link is the same file and passes. Without a recorded hash the bytes are returned `unchecked`, with their
     /// hash for the caller to record.
     public func read(limit: Int) throws(SourceError) -> SourceBytes {
-        if let link = Self.linkedFolder(in: path) {
-            throw SourceError(path: path, problem: .link,
-                              message: "\(path): the folder \(link) on its path is a symbolic link now; not read")
-        }
         let hasher = SHA256.Hasher()
         let bytes: [UInt8]
         do throws(FileError) {
-            bytes = try FileSystem.read(path, limit: limit, regularOnly: true, followLinks: false) { hasher.update($0) }
+            bytes = try FileSystem.readWithoutLinks(path, limit: limit) { hasher.update($0) }
         } catch {
             throw Self.failure(error, path: path, limit: limit)
         }
@@ -92,27 +88,12 @@ extension SourceRef {
                           message: "\(path): changed since it was submitted (sha256 \(expected), \(then) bytes then; \(now) now)")
     }
 
-    /// The first folder of `path` that is a symbolic link, if any ("/" and the last component not looked at: the
-    /// last is opened with `O_NOFOLLOW`).
-    static func linkedFolder(in path: RawPath) -> RawPath? {
-        let bytes = path.bytes
-        for end in bytes.indices where end > 0 && bytes[end] == UInt8(ascii: "/") {
-            let folder = Array(bytes[..<end])
-            if folder.last == UInt8(ascii: "/") || folder.last == UInt8(ascii: ".") && (folder.count == 1 || folder[folder.count - 2] == UInt8(ascii: "/")) {
-                continue   // "//" or a "." component: the same folder as before
-            }
-            if let status = try? FileSystem.status(RawPath(bytes: folder), followLinks: false), status.kind == .symlink {
-                return RawPath(bytes: folder)
-            }
-        }
-        return nil
-    }
-
     static func failure(_ error: FileError, path: RawPath, limit: Int) -> SourceError {
         switch error.code {
         case ELOOP:
-            return SourceError(path: path, problem: .link,
-                               message: "\(path): is a symbolic link now (it was a file when submitted); not read")
+            return SourceError(path: path, problem: .link, message: error.reason.hasPrefix("the folder")
+                ? "\(path): \(error.reason) now; not read"
+                : "\(path): is a symbolic link now (it was a file when submitted); not read")
         case ENOENT:
             return SourceError(path: path, problem: .missing, message: "\(path): the file no longer exists")
         case EFBIG:
