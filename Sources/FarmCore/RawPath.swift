@@ -152,13 +152,96 @@ extension FileSystem {
     /// is walked through too), which Glibc's Swift module does not export (it sits behind _GNU_SOURCE).
     static let openPathOnly: Int32 = 0o10_000_000
 
-    /// Reads a whole regular file reached without any symbolic link: every folder of `path` is opened in turn
-    /// with `O_NOFOLLOW` (`openat` from the one before, so a link swapped in between a check and the open cannot
-    /// be followed) and the file itself with `O_NOFOLLOW`; a link on the way fails with ELOOP, naming it. A FIFO,
-    /// device or socket is refused with EINVAL without waiting, a directory with EISDIR (`fstat` of the opened
-    /// descriptor). `along` sees the bytes as they are read (see `readAll`).
+    /// Reads a whole regular file reached without any symbolic link on its path. The file is opened with
+    /// `O_NOFOLLOW` (a link as the file: ELOOP) and `O_NONBLOCK` (a FIFO never blocks), and the path the kernel
+    /// resolved for that descriptor (`/proc/self/fd/N`) must be the path asked for: a folder of the path that is a
+    /// link makes them differ. Checked on the descriptor read, so nothing swapped in between can be followed;
+    /// three system calls more than a plain open, not two a folder. Where `/proc` cannot tell (not mounted) or the
+    /// path is not in its plain form (`.`, `..`, `//`), each folder is opened from the one before instead
+    /// (`openat`, `O_PATH | O_DIRECTORY | O_NOFOLLOW`). A link on the way fails with ELOOP naming it; a FIFO,
+    /// device or socket with EINVAL, a directory with EISDIR (`fstat` of the opened descriptor). `along` sees the
+    /// bytes as they are read (see `readAll`).
     public static func readWithoutLinks(_ path: RawPath, limit: Int? = nil,
                                         along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
+        if let expected = plainAbsolute(path) {
+            let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
+            guard fd >= 0 else { throw FileError(path: path.description) }
+            defer { close(fd) }
+            switch resolved(fd, is: expected) {
+            case true?:
+                return try readRegular(fd, path: path, limit: limit, along: along)
+            case false?:
+                throw FileError(path: path.description, reason: linkedFolder(in: path).map { "the folder \($0) on its path is a symbolic link" }
+                                    ?? "reached through a symbolic link", code: ELOOP)
+            case nil:
+                break
+            }
+        }
+        return try readWalkingFolders(path, limit: limit, along: along)
+    }
+
+    /// `path` made absolute (from the current folder) when it is in plain form: no empty, `.` or `..` component.
+    static func plainAbsolute(_ path: RawPath) -> [UInt8]? {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        var bytes = path.bytes
+        if bytes.first != slash {
+            guard let here = RawPath.currentDirectory else { return nil }
+            bytes = here.bytes + (here.bytes.last == slash ? [] : [slash]) + bytes
+        }
+        // One pass: the length of the component so far, and whether it is all dots.
+        var length = 0, dots = 0
+        for byte in bytes.dropFirst() {
+            if byte == slash {
+                if length == 0 || (dots == length && length <= 2) { return nil }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == dot { dots += 1 }
+            }
+        }
+        if length == 0 || (dots == length && length <= 2) { return nil }
+        return bytes
+    }
+
+    /// Whether the kernel's path for an open descriptor (`/proc/self/fd/N`) is `expected`; nil when `/proc` cannot
+    /// say.
+    static func resolved(_ fd: Int32, is expected: [UInt8]) -> Bool? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) { buffer -> Bool? in
+            let count = "/proc/self/fd/\(fd)".withCString { readlink($0, buffer.baseAddress!, buffer.count) }
+            guard count > 0 && count < buffer.count else { return nil }
+            guard count == expected.count else { return false }
+            return expected.withUnsafeBytes { memcmp($0.baseAddress!, buffer.baseAddress!, count) == 0 }
+        }
+    }
+
+    /// The first folder of `path` that is a symbolic link now (for the error message).
+    static func linkedFolder(in path: RawPath) -> RawPath? {
+        let bytes = path.bytes
+        for end in bytes.indices where end > 0 && bytes[end] == UInt8(ascii: "/") {
+            let folder = RawPath(bytes: Array(bytes[..<end]))
+            if (try? status(folder, followLinks: false))?.kind == .symlink { return folder }
+        }
+        return nil
+    }
+
+    /// A regular file's bytes from a descriptor opened `O_NONBLOCK`: anything else refused (`fstat`).
+    static func readRegular(_ fd: Int32, path: RawPath, limit: Int?,
+                            along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> [UInt8] {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw FileError(path: path.description, reason: "is a directory", code: EISDIR)
+        default: throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return try readAll(fd, path: path.description, limit: limit, along: along)
+    }
+
+    /// `readWithoutLinks` where `/proc` cannot tell: each folder opened from the one before with `O_NOFOLLOW`.
+    static func readWalkingFolders(_ path: RawPath, limit: Int?,
+                                   along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> [UInt8] {
         let slash = UInt8(ascii: "/")
         let absolute = path.bytes.first == slash
         var parts = path.bytes.split(separator: slash, omittingEmptySubsequences: true).map { Array($0) }
@@ -186,15 +269,7 @@ extension FileSystem {
         let fd = RawPath(bytes: last).withCString { openat(folder, $0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
         guard fd >= 0 else { throw FileError(path: path.description) }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw FileError(path: path.description, reason: "is a directory", code: EISDIR)
-        default: throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
-        }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return try readAll(fd, path: path.description, limit: limit, along: along)
+        return try readRegular(fd, path: path, limit: limit, along: along)
     }
 
     /// The first `count` bytes of a file (fewer when it is shorter), with `read`'s `regularOnly`.

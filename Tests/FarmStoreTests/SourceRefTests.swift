@@ -54,6 +54,10 @@ struct SourceRefTests {
         #expect(through.problem == .link && through.message.contains(folder.file("scans") + " on its path"), "\(through)")
         // Its real path reads.
         #expect(problem(ref(real + "/page.png", hash: SHA256.hex(content), size: content.count)) == nil)
+        // A path not in plain form (".", "//") is walked folder by folder: the same answers.
+        let walked = try #require(problem(ref(folder.path + "/./scans//page.png", hash: SHA256.hex(content), size: content.count)))
+        #expect(walked.problem == .link && walked.message.contains("on its path"), "\(walked)")
+        #expect(problem(ref(folder.path + "/./real//page.png", hash: SHA256.hex(content), size: content.count)) == nil)
     }
 
     @Test("a FIFO is refused at once, without waiting for a writer; a directory is refused")
