@@ -118,7 +118,7 @@ extension Coordinator {
                 return .failure(failure(error, limit: limit))
             } catch {}
         }
-        let source = SourceRef(path: page.source, index: page.index, kind: page.kind, hash: page.sourceHash, size: page.sourceSize)
+        let source = page.sourceRef
         do throws(SourceError) {
             let read = try source.read(limit: limit)
             if read.unchecked { recordHash(source, read) }

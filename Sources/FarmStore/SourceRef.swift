@@ -29,6 +29,13 @@ public struct SourceRef: Sendable, Equatable {
     }
 }
 
+extension QueuedPage {
+    /// The page's source file as submitted (dispatch sends its part instead when it has one).
+    public var sourceRef: SourceRef {
+        SourceRef(path: source, index: index, kind: kind, hash: sourceHash, size: sourceSize)
+    }
+}
+
 /// The store's name for a page's source before decision 0088; the same value.
 public typealias PageSource = SourceRef
 
