@@ -22,11 +22,6 @@ public struct SourceRef: Sendable, Equatable {
         self.hash = hash
         self.size = size
     }
-
-    /// The same file with the hash and size its first read found (for a page of an old store).
-    public func recorded(_ read: SourceBytes) -> SourceRef {
-        SourceRef(path: path, index: index, kind: kind, hash: hash ?? read.sha256, size: size ?? read.bytes.count)
-    }
 }
 
 extension QueuedPage {
