@@ -102,8 +102,8 @@ extension Coordinator {
     }
 
     /// Reads what to send for `page`, once, through the one reader of a page's file (`SourceRef.read`): its part
-    /// when it has one (the page alone, split out at submit), else its source file. Either is opened without
-    /// following links, only if it is a regular file, and checked against the size and SHA-256 recorded at submit
+    /// when it has one (the page alone, split out at submit), else its source file. Either is opened only if it is
+    /// not a link itself and is a regular file, and checked against the size and SHA-256 recorded at submit
     /// before a byte leaves; the one read serves the check and the send. A part that is not there (the page folder
     /// was cleaned by hand) falls back to the whole source file, checked as ever. A source file of an old store,
     /// without a recorded hash, is sent as read, and `recordHash` is given what it read, for the store to check

@@ -148,86 +148,17 @@ extension FileSystem {
         return fd
     }
 
-    /// Linux's O_PATH (a descriptor that names a folder without reading it: a folder one may search but not list
-    /// is walked through too), which Glibc's Swift module does not export (it sits behind _GNU_SOURCE).
-    static let openPathOnly: Int32 = 0o10_000_000
-
-    /// Reads a whole regular file reached without any symbolic link on its path. The file is opened with
-    /// `O_NOFOLLOW` (a link as the file: ELOOP) and `O_NONBLOCK` (a FIFO never blocks), and the path the kernel
-    /// resolved for that descriptor (`/proc/self/fd/N`) must be the path asked for: a folder of the path that is a
-    /// link makes them differ. Checked on the descriptor read, so nothing swapped in between can be followed;
-    /// three system calls more than a plain open, not two a folder. Where `/proc` cannot tell (not mounted) or the
-    /// path is not in its plain form (`.`, `..`, `//`), each folder is opened from the one before instead
-    /// (`openat`, `O_PATH | O_DIRECTORY | O_NOFOLLOW`). A link on the way fails with ELOOP naming it; a FIFO,
-    /// device or socket with EINVAL, a directory with EISDIR (`fstat` of the opened descriptor). `along` sees the
-    /// bytes as they are read (see `readAll`).
-    public static func readWithoutLinks(_ path: RawPath, limit: Int? = nil,
-                                        along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
-        if let expected = plainAbsolute(path) {
-            let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
-            guard fd >= 0 else { throw FileError(path: path.description) }
-            defer { close(fd) }
-            switch resolved(fd, is: expected) {
-            case true?:
-                return try readRegular(fd, path: path, limit: limit, along: along)
-            case false?:
-                throw FileError(path: path.description, reason: linkedFolder(in: path).map { "the folder \($0) on its path is a symbolic link" }
-                                    ?? "reached through a symbolic link", code: ELOOP)
-            case nil:
-                break
-            }
-        }
-        return try readWalkingFolders(path, limit: limit, along: along)
-    }
-
-    /// `path` made absolute (from the current folder) when it is in plain form: no empty, `.` or `..` component.
-    static func plainAbsolute(_ path: RawPath) -> [UInt8]? {
-        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
-        var bytes = path.bytes
-        if bytes.first != slash {
-            guard let here = RawPath.currentDirectory else { return nil }
-            bytes = here.bytes + (here.bytes.last == slash ? [] : [slash]) + bytes
-        }
-        // One pass: the length of the component so far, and whether it is all dots.
-        var length = 0, dots = 0
-        for byte in bytes.dropFirst() {
-            if byte == slash {
-                if length == 0 || (dots == length && length <= 2) { return nil }
-                length = 0
-                dots = 0
-            } else {
-                length += 1
-                if byte == dot { dots += 1 }
-            }
-        }
-        if length == 0 || (dots == length && length <= 2) { return nil }
-        return bytes
-    }
-
-    /// Whether the kernel's path for an open descriptor (`/proc/self/fd/N`) is `expected`; nil when `/proc` cannot
-    /// say.
-    static func resolved(_ fd: Int32, is expected: [UInt8]) -> Bool? {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) { buffer -> Bool? in
-            let count = "/proc/self/fd/\(fd)".withCString { readlink($0, buffer.baseAddress!, buffer.count) }
-            guard count > 0 && count < buffer.count else { return nil }
-            guard count == expected.count else { return false }
-            return expected.withUnsafeBytes { memcmp($0.baseAddress!, buffer.baseAddress!, count) == 0 }
-        }
-    }
-
-    /// The first folder of `path` that is a symbolic link now (for the error message).
-    static func linkedFolder(in path: RawPath) -> RawPath? {
-        let bytes = path.bytes
-        for end in bytes.indices where end > 0 && bytes[end] == UInt8(ascii: "/") {
-            let folder = RawPath(bytes: Array(bytes[..<end]))
-            if (try? status(folder, followLinks: false))?.kind == .symlink { return folder }
-        }
-        return nil
-    }
-
-    /// A regular file's bytes from a descriptor opened `O_NONBLOCK`: anything else refused (`fstat`).
-    static func readRegular(_ fd: Int32, path: RawPath, limit: Int?,
-                            along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> [UInt8] {
+    /// Reads a whole regular file whose last component is not a symbolic link. Opened with `O_NOFOLLOW` (a link
+    /// as the file: ELOOP, since a link put where a submitted file was could point at any file this process may
+    /// read) and `O_NONBLOCK` (a FIFO never blocks the reader); `fstat` of the opened descriptor then refuses a
+    /// FIFO, device or socket (EINVAL) and a directory (EISDIR). Linked folders on the path are followed, as the
+    /// path was typed at submit (decision 0088): the caller checks the bytes read against the hash recorded then.
+    /// `along` sees the bytes as they are read (see `readAll`).
+    public static func readRegularFile(noLinkAt path: RawPath, limit: Int? = nil,
+                                       along: (UnsafeRawBufferPointer) -> Void = { _ in }) throws(FileError) -> [UInt8] {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
+        guard fd >= 0 else { throw FileError(path: path.description) }
+        defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path.description) }
         switch info.st_mode & S_IFMT {
@@ -235,41 +166,9 @@ extension FileSystem {
         case S_IFDIR: throw FileError(path: path.description, reason: "is a directory", code: EISDIR)
         default: throw FileError(path: path.description, reason: "not a regular file", code: EINVAL)
         }
+        // Back to blocking reads (a regular file ignores the flag anyway).
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return try readAll(fd, path: path.description, limit: limit, along: along)
-    }
-
-    /// `readWithoutLinks` where `/proc` cannot tell: each folder opened from the one before with `O_NOFOLLOW`.
-    static func readWalkingFolders(_ path: RawPath, limit: Int?,
-                                   along: (UnsafeRawBufferPointer) -> Void) throws(FileError) -> [UInt8] {
-        let slash = UInt8(ascii: "/")
-        let absolute = path.bytes.first == slash
-        var parts = path.bytes.split(separator: slash, omittingEmptySubsequences: true).map { Array($0) }
-        guard let last = parts.popLast() else { throw FileError(path: path.description, reason: "is a directory", code: EISDIR) }
-        var folder: Int32 = absolute ? open("/", openPathOnly | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD
-        if folder < 0 { throw FileError(path: "/") }
-        defer { if folder >= 0 { close(folder) } }
-        var walked: [UInt8] = absolute ? [slash] : []
-        for part in parts {
-            walked += (walked.isEmpty || walked == [slash] ? [] : [slash]) + part
-            if part == [UInt8(ascii: ".")] { continue }
-            let next = RawPath(bytes: part).withCString { openat(folder, $0, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            if next < 0 {
-                let code = errno
-                let here = RawPath(bytes: walked)
-                // O_NOFOLLOW with O_PATH opens a link itself, which O_DIRECTORY then refuses: say it was a link.
-                if code == ENOTDIR || code == ELOOP, (try? status(here, followLinks: false))?.kind == .symlink {
-                    throw FileError(path: path.description, reason: "the folder \(here) on its path is a symbolic link", code: ELOOP)
-                }
-                throw FileError(path: path.description, code: code)
-            }
-            if folder >= 0 { close(folder) }
-            folder = next
-        }
-        let fd = RawPath(bytes: last).withCString { openat(folder, $0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
-        guard fd >= 0 else { throw FileError(path: path.description) }
-        defer { close(fd) }
-        return try readRegular(fd, path: path, limit: limit, along: along)
     }
 
     /// The first `count` bytes of a file (fewer when it is shorter), with `read`'s `regularOnly`.

@@ -251,7 +251,7 @@ public final class PageImages: @unchecked Sendable {
             // The page API says 409 for a file that is no longer the one submitted, 410 for one that cannot be read.
             let conflict = error.problem == .link || error.problem == .changed
             let reason = switch error.problem {
-            case .link: "the page's file is a symbolic link now, or a folder on its path is (it was not when submitted)"
+            case .link: "the page's file is a symbolic link now (it was not when submitted)"
             case .changed: "the page's file changed since it was submitted"
             default: "the page's file cannot be read: " + error.message
             }

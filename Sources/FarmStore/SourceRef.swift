@@ -45,7 +45,7 @@ public struct SourceBytes: Sendable {
 /// Why a page's file was not read. `message` names the file and the reason.
 public struct SourceError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Problem: Sendable, Equatable {
-        /// The file or a folder on its path is a symbolic link now.
+        /// The file is a symbolic link now.
         case link
         /// Not a regular file: a FIFO, a device, a socket, a directory.
         case notRegular
@@ -67,17 +67,18 @@ public struct SourceError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension SourceRef {
-    /// Reads the file once and checks it before any byte is used: no symbolic link (`O_NOFOLLOW` on the file, and
-    /// no folder on its path a link: a link put where a submitted file or folder was could point at any file this
-    /// process may read, a CURVE secret key), a regular file (`fstat` on the opened descriptor: a FIFO would block
-    /// the reader until a writer came), at most `limit` bytes, and the size and SHA-256 recorded at submit. A hard
-    /// link is the same file and passes. Without a recorded hash the bytes are returned `unchecked`, with their
-    /// hash for the caller to record.
+    /// Reads the file once and checks it before any byte is used: not a symbolic link (`O_NOFOLLOW` on the file: a
+    /// link put where a submitted file was could point at any file this process may read, a CURVE secret key;
+    /// linked folders on the path are followed as at submit, and a folder swapped for a link to other content
+    /// fails the hash), a regular file (`fstat` on the opened descriptor: a FIFO would block the reader until a
+    /// writer came), at most `limit` bytes, and the size and SHA-256 recorded at submit. A hard link is the same
+    /// file and passes. Without a recorded hash the bytes are returned `unchecked`, with their hash for the caller
+    /// to record.
     public func read(limit: Int) throws(SourceError) -> SourceBytes {
         let hasher = SHA256.Hasher()
         let bytes: [UInt8]
         do throws(FileError) {
-            bytes = try FileSystem.readWithoutLinks(path, limit: limit) { hasher.update($0) }
+            bytes = try FileSystem.readRegularFile(noLinkAt: path, limit: limit) { hasher.update($0) }
         } catch {
             throw Self.failure(error, path: path, limit: limit)
         }
@@ -93,9 +94,8 @@ extension SourceRef {
     static func failure(_ error: FileError, path: RawPath, limit: Int) -> SourceError {
         switch error.code {
         case ELOOP:
-            return SourceError(path: path, problem: .link, message: error.reason.hasPrefix("the folder")
-                ? "\(path): \(error.reason) now; not read"
-                : "\(path): is a symbolic link now (it was a file when submitted); not read")
+            return SourceError(path: path, problem: .link,
+                               message: "\(path): is a symbolic link now (it was a file when submitted); not read")
         case ENOENT:
             return SourceError(path: path, problem: .missing, message: "\(path): the file no longer exists")
         case EFBIG:

@@ -45,21 +45,27 @@ struct PageImageFileTests {
         return try #require(try opened.pages(of: document.id, after: 0, limit: 1).first).id.rawValue
     }
 
-    @Test("/api/pages/N/image never reads through a folder of the file's path that became a link (decision 0088)")
+    @Test("/api/pages/N/image follows a folder of the path that became a link to the same file; other content there is 409 (decision 0088)")
     func linkedFolder() throws {
         let folder = TemporaryDirectory("page-image-folder")
         let store = folder.file("farm.db")
         try FileSystem.makeDirectory(folder.file("scans"), mode: 0o700)
+        try FileSystem.makeDirectory(folder.file("other"), mode: 0o700)
         let page = folder.write("scans/page.png", TestImages.png(width: 16, height: 16))
+        _ = folder.write("other/page.png", TestImages.png(width: 24, height: 24))
         try #require(try Run.ocrfarm(["submit", "--store", store, page]).status == 0)
         let id = try Self.onlyPage(store)
         let served = try Served(store: store, log: folder.file("serve.log"))
         #expect(try served.call("/api/pages/\(id)/image").status == 200)
 
-        // The folder moved away and a link put in its place: even the very bytes submitted are not read through it.
+        // The folder moved away and a link to it put in its place (a mount link, merged /usr): still the page.
         #expect(rename(folder.file("scans"), folder.file("elsewhere")) == 0 && symlink(folder.file("elsewhere"), folder.file("scans")) == 0)
-        let linked = try served.call("/api/pages/\(id)/image")
-        #expect(linked.status == 409 && linked.body.contains("symbolic link"), "\(linked.status) \(linked.body)")
+        #expect(try served.call("/api/pages/\(id)/image").status == 200)
+
+        // The link swapped for one to a folder whose page.png is another image: no longer the page submitted.
+        #expect(unlink(folder.file("scans")) == 0 && symlink(folder.file("other"), folder.file("scans")) == 0)
+        let swapped = try served.call("/api/pages/\(id)/image")
+        #expect(swapped.status == 409 && swapped.body.contains("changed since it was submitted"), "\(swapped.status) \(swapped.body)")
     }
 
     @Test("an old store's page without a hash gets one at its first image; a file changed after is refused (decision 0088)")
