@@ -51,7 +51,7 @@ public final class NeuralRecognizer: PageRecognizer {
     }
 
     public func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
-        let start = Clock.monotonicNanoseconds
+        var clock = PageClock(start: Clock.monotonicNanoseconds, limit: options.timeoutMilliseconds)
         let width = page.image.width, height = page.image.height
         let image: NeuralImage
         do throws(LeptonicaError) {
@@ -59,89 +59,13 @@ public final class NeuralRecognizer: PageRecognizer {
         } catch {
             throw PageFailure(stage: Self.stage, code: .internalError, message: "neural engine: cannot read the page's pixels: \(error.description)")
         }
-        /// Stops the page once its time limit is spent; run before each model run.
-        func checkTime() throws(PageFailure) {
-            guard let limit = options.timeoutMilliseconds, Int(Clock.milliseconds(since: start)) >= limit else { return }
-            throw PageFailure(stage: Self.stage, code: .timeout,
-                              message: "recognition stopped after the page's time limit of \(limit) ms", retryable: true)
-        }
-        func rethrow(_ error: ModelRunError<PageFailure>) -> PageFailure {
-            switch error {
-            case .stopped(let failure): return failure
-            case .runtime(let error): return PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
-            }
-        }
-
-        try checkTime()
-        // Where the page's time goes, for its findings: detection, cropping and classifying, reading.
-        var lap = Clock.monotonicNanoseconds
-        var spent: [(String, JSON)] = []
-        func record(_ name: String) {
-            spent.append((name, .rounded(Clock.milliseconds(since: lap), places: 1)))
-            lap = Clock.monotonicNanoseconds
-        }
-        var regions: [TextRegion]
-        // The body text's size sets the detector's input size (large print is found on a smaller input).
-        let textSize = (try? TextSize.estimate(page.image)) ?? nil
-        let plan = detector.inputPlan(width: width, height: height, xHeight: textSize?.xHeight)
-        do { regions = try detector.regions(of: image, plan: plan) } catch {
-            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
-        }
-        if let fraction = options.minTextHeight {
-            // A line's height is its region's short side.
-            regions.removeAll { region in
-                let c = region.corners
-                return min(c[0].distance(to: c[3]), c[0].distance(to: c[1])) < fraction * Double(height)
-            }
-        }
-        var crops = regions.compactMap { LineCrop($0, of: image) }
-        let turned: [Bool]
-        record("detect_ms")
-        do { turned = try classifier.upsideDown(crops.map(\.image), checkTime: checkTime) } catch { throw rethrow(error) }
-        record("crop_classify_ms")
-        // The classifier sees a line squeezed into 192 pixels and calls some long upright lines of clean print upside
-        // down (5 of 26 lines of a synthetic clean page): a line it turns is read both ways, and the surer reading kept.
-        let doubted = crops.indices.filter { turned[$0] }
-        let halfTurned = doubted.map { index in
-            var crop = crops[index]
-            crop.turnHalf()
-            return crop
-        }
-        var readings: [TextRecognizer.Reading]
-        do { readings = try recognizer.read((crops + halfTurned).map(\.image), checkTime: checkTime) } catch { throw rethrow(error) }
-        var turnedCount = 0
-        for (offset, index) in doubted.enumerated() {
-            let other = readings[crops.count + offset]
-            if other.line.confidence > readings[index].line.confidence {
-                crops[index] = halfTurned[offset]
-                readings[index] = other
-                turnedCount += 1
-            }
-        }
-        readings.removeLast(halfTurned.count)
-        record("read_ms")
-
-        let pageBounds = Rect(x: 0, y: 0, width: width, height: height)
-        var lines: [Line] = []
-        // Each word's box on its line's ink (`LineCrop.inkRows`), by its box on the detector's region. The layout
-        // groups rows and columns on the regions (as the reference pipeline does: on boxes trimmed to the ink, the
-        // table crops' rows joined worse, pubtabnet CER 11.9% -> 14.9%), and the documents get the ink's boxes.
-        var onInk: [Rect: Rect] = [:]
-        for (crop, reading) in zip(crops, readings) {
-            guard reading.line.confidence >= Self.minimumLineConfidence,
-                  let lineBox = crop.pageBox(from: 0, to: Double(crop.image.width), within: pageBounds) else { continue }
-            let rows = crop.inkRows
-            let inkBox = rows.flatMap { crop.pageBox(from: 0, to: Double(crop.image.width), rows: $0, within: pageBounds) }
-            let words = reading.line.words(stepWidth: reading.stepWidth, cropWidth: Double(crop.image.width)).compactMap { word -> Word? in
-                guard let box = crop.pageBox(from: word.start, to: word.end, within: lineBox) else { return nil }
-                if let rows, let inkBox, let ink = crop.pageBox(from: word.start, to: word.end, rows: rows, within: inkBox) {
-                    onInk[box] = ink
-                }
-                return Word(text: word.text, box: box, confidence: 100 * word.confidence,
-                            candidates: reading.line.candidates(of: word.range, count: options.candidates))
-            }
-            if !words.isEmpty { lines.append(Line(box: lineBox, words: words)) }
-        }
+        try clock.check()
+        let found = try detect(page, image: image, minTextHeight: options.minTextHeight)
+        var crops = found.regions.compactMap { LineCrop($0, of: image) }
+        clock.record("detect_ms")
+        let reading = try read(&crops, clock: &clock)
+        let (lines, onInk) = Self.lines(crops: crops, readings: reading.readings,
+                                        pageBounds: Rect(x: 0, y: 0, width: width, height: height), candidates: options.candidates)
 
         let words = lines.flatMap(\.words)
         let mean = words.isEmpty ? 0 : words.map(\.confidence).reduce(0, +) / Double(words.count)
@@ -154,14 +78,129 @@ public final class NeuralRecognizer: PageRecognizer {
         result.placeOnInk(onInk)
         result.text = TesseractRecognizer.text(of: result)
         result.findings = .object([("recognize", .object([
-            ("engine", JSON(engineName)), ("regions", JSON(regions.count)), ("lines", JSON(lines.count)),
-            ("turned", JSON(turnedCount)), ("doubted", JSON(doubted.count)),
-            ("x_height", textSize.map { .rounded($0.xHeight, places: 1) } ?? .null),
-            ("detector_input", .array([JSON(plan.inputWidth), JSON(plan.inputHeight)])),
-        ] + spent))])
-        result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: start))]
+            ("engine", JSON(engineName)), ("regions", JSON(found.regions.count)), ("lines", JSON(lines.count)),
+            ("turned", JSON(reading.turned)), ("doubted", JSON(reading.doubted)),
+            ("x_height", found.textSize.map { .rounded($0.xHeight, places: 1) } ?? .null),
+            ("detector_input", .array([JSON(found.plan.inputWidth), JSON(found.plan.inputHeight)])),
+        ] + clock.spent))])
+        result.timings = [StageTiming(stage: Self.stage, milliseconds: Clock.milliseconds(since: clock.start))]
         result.engine = engineName
         return result
+    }
+
+    /// A page's time: its limit, checked before each model run, and where it went (for the page's findings).
+    struct PageClock {
+        let start: UInt64
+        let limit: Int?
+        private var lap: UInt64
+        private(set) var spent: [(String, JSON)] = []
+
+        init(start: UInt64, limit: Int?) {
+            self.start = start
+            self.limit = limit
+            lap = start
+        }
+
+        /// Stops the page once its time limit is spent.
+        func check() throws(PageFailure) {
+            guard let limit, Int(Clock.milliseconds(since: start)) >= limit else { return }
+            throw PageFailure(stage: NeuralRecognizer.stage, code: .timeout,
+                              message: "recognition stopped after the page's time limit of \(limit) ms", retryable: true)
+        }
+
+        /// Records the time since the last lap under `name`.
+        mutating func record(_ name: String) {
+            spent.append((name, .rounded(Clock.milliseconds(since: lap), places: 1)))
+            lap = Clock.monotonicNanoseconds
+        }
+    }
+
+    private static func failure(_ error: ModelRunError<PageFailure>) -> PageFailure {
+        switch error {
+        case .stopped(let failure): return failure
+        case .runtime(let error): return PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
+        }
+    }
+
+    /// The page's text regions, found on a detector input sized by the body text's size (large print is found on a
+    /// smaller input); regions lower than `minTextHeight` of the page left out.
+    private func detect(_ page: DecodedPage, image: NeuralImage, minTextHeight: Double?) throws(PageFailure)
+        -> (regions: [TextRegion], plan: TextDetector.InputPlan, textSize: TextSize.Estimate?)
+    {
+        let textSize = (try? TextSize.estimate(page.image)) ?? nil
+        let plan = detector.inputPlan(width: page.image.width, height: page.image.height, xHeight: textSize?.xHeight)
+        var regions: [TextRegion]
+        do { regions = try detector.regions(of: image, plan: plan) } catch {
+            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
+        }
+        if let fraction = minTextHeight {
+            // A line's height is its region's short side.
+            regions.removeAll { region in
+                let c = region.corners
+                return min(c[0].distance(to: c[3]), c[0].distance(to: c[1])) < fraction * Double(page.image.height)
+            }
+        }
+        return (regions, plan, textSize)
+    }
+
+    /// Reads each line, turned a half turn where the classifier says it is upside down and that reading is the
+    /// surer one (`crops` turned to match).
+    private func read(_ crops: inout [LineCrop], clock: inout PageClock) throws(PageFailure)
+        -> (readings: [TextRecognizer.Reading], doubted: Int, turned: Int)
+    {
+        let check = clock.check
+        let turned: [Bool]
+        do { turned = try classifier.upsideDown(crops.map(\.image), checkTime: check) } catch { throw Self.failure(error) }
+        clock.record("crop_classify_ms")
+        // The classifier sees a line squeezed into 192 pixels and calls some long upright lines of clean print upside
+        // down (5 of 26 lines of a synthetic clean page): a line it turns is read both ways, and the surer reading kept.
+        let doubted = crops.indices.filter { turned[$0] }
+        let halfTurned = doubted.map { index in
+            var crop = crops[index]
+            crop.turnHalf()
+            return crop
+        }
+        var readings: [TextRecognizer.Reading]
+        do { readings = try recognizer.read((crops + halfTurned).map(\.image), checkTime: check) } catch { throw Self.failure(error) }
+        var turnedCount = 0
+        for (offset, index) in doubted.enumerated() {
+            let other = readings[crops.count + offset]
+            if other.line.confidence > readings[index].line.confidence {
+                crops[index] = halfTurned[offset]
+                readings[index] = other
+                turnedCount += 1
+            }
+        }
+        readings.removeLast(halfTurned.count)
+        clock.record("read_ms")
+        return (readings, doubted.count, turnedCount)
+    }
+
+    /// The page's lines of words, boxes on the page, and each word's box on its line's ink (`LineCrop.inkRows`) by
+    /// its box on the detector's region. The layout groups rows and columns on the regions (as the reference
+    /// pipeline does: on boxes trimmed to the ink, the table crops' rows joined worse, pubtabnet CER 11.9% -> 14.9%),
+    /// and the documents get the ink's boxes.
+    private static func lines(crops: [LineCrop], readings: [TextRecognizer.Reading], pageBounds: Rect, candidates: Int)
+        -> (lines: [Line], onInk: [Rect: Rect])
+    {
+        var lines: [Line] = []
+        var onInk: [Rect: Rect] = [:]
+        for (crop, reading) in zip(crops, readings) {
+            guard reading.line.confidence >= Self.minimumLineConfidence,
+                  let lineBox = crop.pageBox(from: 0, to: Double(crop.image.width), within: pageBounds) else { continue }
+            let rows = crop.inkRows
+            let inkBox = rows.flatMap { crop.pageBox(from: 0, to: Double(crop.image.width), rows: $0, within: pageBounds) }
+            let words = reading.line.words(stepWidth: reading.stepWidth, cropWidth: Double(crop.image.width)).compactMap { word -> Word? in
+                guard let box = crop.pageBox(from: word.start, to: word.end, within: lineBox) else { return nil }
+                if let rows, let inkBox, let ink = crop.pageBox(from: word.start, to: word.end, rows: rows, within: inkBox) {
+                    onInk[box] = ink
+                }
+                return Word(text: word.text, box: box, confidence: 100 * word.confidence,
+                            candidates: reading.line.candidates(of: word.range, count: candidates))
+            }
+            if !words.isEmpty { lines.append(Line(box: lineBox, words: words)) }
+        }
+        return (lines, onInk)
     }
 }
 
