@@ -18,7 +18,7 @@ enum WebFiles {
 }
 
 @Suite("the web UI's files: kept in Sources/FarmWeb/Web, compiled in byte for byte, linted", .serialized)
-struct WebAssetsTests {
+struct AssetsTests {
     @Test("every file in Sources/FarmWeb/Web is compiled in as it is, and nothing else is served under /ui/")
     func compiledIn() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: WebFiles.folder).sorted()
