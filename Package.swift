@@ -62,8 +62,10 @@ let package = Package(
         .target(name: "FarmWorker", dependencies: ["Allocator", "Crypto", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
         // The farm on one machine (`ocrfarm run`): an embedded coordinator and supervised worker processes.
         // `ocrfarm serve`: the HTTP API, /metrics and the webhook over the store, read through FarmStore's `StoreReaders`.
+        // Its dashboard and viewer are files in Sources/FarmWeb/Web, compiled in as byte arrays (`PackageResources`).
         .target(name: "FarmWeb", dependencies: ["FarmCore", "FarmStore", "FarmIngest", "FarmRender", "FarmRuntime", "MicroHTTPD",
-                                                "Crypto"]),
+                                                "Crypto"],
+                resources: [.embedInCode("Web")]),
         .target(name: "FarmLocal", dependencies: ["FarmCore", "FarmCoordinator", "FarmStore", "FarmRuntime", "ZeroMQ"]),
         // IIIF (issue 21): Presentation 3.0 manifests, Image API 3.0 level 1 and Content Search 2.0 over a store opened
         // read-only, as an HTTP handler (`ocrfarm serve` routes /iiif to it) and as static files (`export --iiif`).

@@ -108,7 +108,7 @@ final class API: Sendable {
         default: return nil
         }
         guard let file = Assets.file(name) else { return Self.error(404, "no such file: /ui/\(name)") }
-        return .text(200, file.body, contentType: file.type)
+        return HTTPResponse(status: 200, body: file.body, headers: [("Content-Type", file.type)])
     }
 
     private func read(_ path: [String], _ request: HTTPRequest) throws -> HTTPResponse {
