@@ -265,29 +265,29 @@ public final class OutputWriter {
         guard let pdf, let pdfDirectory, pdf.pageCount > 0 else { return }
         defer { pdfEmitted = true }
         let document = pdfDirectory + "/document.pdf"
-        if oneSource, let source = pdfSource, pdfPagesSeen == source.pageCount {
-            do {
-                let outcome = try pdf.overlay(try FileSystem.read(source.path), name: source.path, into: document,
-                                              replacingEarlier: replacingEarlier, type: pdfType, title: source.path)
-                report(outcome, source: source.path)
-                emit(bytes: try FileSystem.read(document))
-                return
-            } catch {
-                warn("ocrfarm: \(source.path): \(error); the PDF is merged from its pages instead, without the file's "
+        // The PDF every page came from, page for page, when there is one.
+        let whole = pdfSource.flatMap { oneSource && pdfPagesSeen == $0.pageCount ? $0.path : nil }
+        do {
+            let published = try pdf.publish(into: document, source: { () throws -> DocumentPDF.Source? in
+                try whole.map { path in
+                    DocumentPDF.Source(bytes: try FileSystem.read(path), name: path, replacingEarlier: replacingEarlier,
+                                       type: pdfType, title: path)
+                }
+            }, refused: { reason in
+                warn("ocrfarm: \(whole ?? "the PDF"): \(reason); the PDF is merged from its pages instead, without the file's "
                      + "outline and document metadata")
+            }, metadata: {
+                // One page of an image keeps its own metadata (made with the page); several, or a PDF's page, get the
+                // document's (PDF/A-2B made by `PDFArchive` when a page is a PDF's own).
+                pdf.pageCount > 1 || hasPDFPages ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil
+            })
+            switch published {
+            case .overlaid(let outcome): report(outcome, source: whole ?? "the PDF")
+            case .merged(let outcome): report(outcome, source: path ?? "the PDF")
             }
-        }
-        do {
-            // One page of an image keeps its own metadata (made with the page); several, or a PDF's page, get the
-            // document's (PDF/A-2B made by `PDFArchive` when a page is a PDF's own).
-            let outcome = try pdf.merge(into: document, metadata: pdf.pageCount > 1 || hasPDFPages
-                                        ? DocumentPDF.Metadata(title: pdfTitle ?? "ocrfarm", type: pdfType) : nil)
-            report(outcome, source: path ?? "the PDF")
-        } catch {
-            throw OutputError(kind: .pdf, message: error.message)
-        }
-        do {
             emit(bytes: try FileSystem.read(document))
+        } catch let error as DocumentPDFError {
+            throw OutputError(kind: .pdf, message: error.message)
         } catch {
             throw OutputError(kind: .pdf, message: "\(error)")
         }

@@ -372,9 +372,8 @@ public final class StoreExport {
         for format in options.formats {
             // One page's renderings at a time: each read, written and let go. A format rendered from the
             // model is one the page has not stored (`renderJobs`): not looked for again.
-            var bytes = rendered[format]
-            if bytes == nil {
-                bytes = try store.read { () throws -> [UInt8]? in
+            let bytes = try PageRenderings.rendering(format, rendered: rendered) {
+                try store.read { () throws -> [UInt8]? in
                     format == .text ? try store.text(of: page.id).map { Array($0.utf8) } : try store.artifact(format.rawValue, of: page.id)
                 }
             }
@@ -420,19 +419,18 @@ public final class StoreExport {
                  + (outcome.remaining.count > 5 ? "; and \(outcome.remaining.count - 5) more" : ""))
         }
         do {
-            var overlaid = false
-            if work.oneSource, let source = work.wholeSource {
-                if let reason = overlay(pdf, source: source, of: work.document, into: staged.path, archived: archived) {
-                    warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
-                         + "outline and document metadata")
-                } else {
-                    overlaid = true
-                }
-            }
-            if !overlaid {
+            let published = try pdf.publish(into: staged.path, source: { () throws -> DocumentPDF.Source? in
+                guard work.oneSource, let source = work.wholeSource else { return nil }
+                return try overlaid(source, of: work.document)
+            }, refused: { reason in
+                warn("document \(shown): \(reason); its PDF is merged from the stored pages instead, without the source's "
+                     + "outline and document metadata")
+            }, metadata: {
                 let fields = try store.read { try store.metadata(of: work.document.id) }
-                archived(try pdf.merge(into: staged.path, metadata: DocumentPDF.Metadata(title: work.document.name,
-                                                                                          type: options.pdfType, document: fields)))
+                return DocumentPDF.Metadata(title: work.document.name, type: options.pdfType, document: fields)
+            })
+            switch published {
+            case .overlaid(let outcome), .merged(let outcome): archived(outcome)
             }
             try folder.publish(staged.name, as: work.name + ".pdf")
             return (true, notArchival)
@@ -473,40 +471,41 @@ public final class StoreExport {
         }
     }
 
-    /// Writes the PDF of `document`, which came in as the PDF `source`, as that file with the pages' text added
-    /// (`DocumentPDF.overlay`) at `path`; nil when written, else why not: the file changed or vanished since it was
-    /// submitted (read and checked as for a degraded page), or qpdf cannot add the text to it.
-    private func overlay(_ pdf: DocumentPDF, source: PageSource, of document: DocumentRecord, into path: String,
-                         archived: (PDFArchiveOutcome?) -> Void) -> String? {
+    /// The PDF `document` came in as, `source`, to lay its pages' text over (`DocumentPDF.publish`), or why not: the
+    /// file changed or vanished since it was submitted (read and checked as for a degraded page), qpdf cannot read
+    /// it, or its page count is not the document's.
+    private func overlaid(_ source: PageSource, of document: DocumentRecord) throws -> DocumentPDF.Source {
         let bytes: [UInt8]
         switch DegradedPage.checkedSource(source) {
         case .success(let read): bytes = read
-        case .failure(let reason): return reason.message
+        case .failure(let reason): throw DocumentPDFError(message: reason.message)
         }
         let name = "\(source.path)"
-        do {
-            let count = try QPDF.info(bytes: bytes, name: name).pageCount
-            guard count == document.pageCount else { return "\(name) has \(count) pages, the document \(document.pageCount)" }
-            let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
-            archived(try pdf.overlay(bytes, name: name, into: path, replacingEarlier: redo, type: options.pdfType,
-                                     title: document.name, document: try store.read { try store.metadata(of: document.id) }))
-            return nil
-        } catch let error as QPDFError {
-            return "cannot read \(name): \(error.message)"
-        } catch let error as DocumentPDFError {
-            return error.message
+        let count: Int
+        do throws(QPDFError) {
+            count = try QPDF.info(bytes: bytes, name: name).pageCount
         } catch {
-            return "\(error)"
+            throw DocumentPDFError(message: "cannot read \(name): \(error.message)")
         }
+        guard count == document.pageCount else {
+            throw DocumentPDFError(message: "\(name) has \(count) pages, the document \(document.pageCount)")
+        }
+        let redo = try store.read { try store.options(of: document.id) }?.pdfText == .redo
+        return DocumentPDF.Source(bytes: bytes, name: name, replacingEarlier: redo, type: options.pdfType, title: document.name,
+                                  document: try store.read { try store.metadata(of: document.id) })
     }
 
     /// Pages rendered from their models at once (`renderAhead`): enough to keep every core busy, few enough that
     /// their renderings (a few hundred KB a page) stay small in memory.
     static let renderedAhead = 16
 
-    /// A page to render from its model (render on demand): the formats it has not stored, its text and its packed
-    /// model, read from the store (confined to this thread) to be inflated, parsed and rendered on any.
-    typealias RenderJob = (page: PageID, document: DocumentID, formats: [OutputFormat], text: String, packed: [UInt8])
+    /// A page to render from its model (render on demand): the formats it has not stored (`PageRenderings`), its
+    /// text and its packed model, read from the store (confined to this thread) to be inflated, parsed and rendered
+    /// on any.
+    typealias RenderJob = (page: PageID, document: DocumentID, renderings: PageRenderings, text: String, packed: [UInt8])
+
+    /// Whether a format of the options is rendered from the models of pages that have not stored it.
+    private var rendersFromModels: Bool { !PageRenderings(options.formats, stored: []).fromModel.isEmpty }
 
     /// The formats of `options` that `pages` have not stored, rendered from their models (render on demand), into
     /// `ahead`; a page without a model (an older store) gets none, and is reported missing as before. The models
@@ -518,15 +517,13 @@ public final class StoreExport {
 
     /// The jobs of `pages` (`renderAhead`).
     private func renderJobs(_ pages: some Collection<PageRecord>) throws -> [RenderJob] {
-        let wanted = options.formats.filter(PageArtifacts.renderedOnDemand.contains)
-        guard !wanted.isEmpty, !pages.isEmpty else { return [] }
+        guard rendersFromModels, !pages.isEmpty else { return [] }
         var jobs: [RenderJob] = []
         try store.read {
             for page in pages {
-                let stored = try store.artifactNames(of: page.id)
-                let missing = wanted.filter { !stored.contains($0.rawValue) }
-                guard !missing.isEmpty, let model = try store.packedModel(of: page.id) else { continue }
-                jobs.append((page.id, page.document, missing, model.text, model.packed))
+                let renderings = PageRenderings(options.formats, stored: try store.artifactNames(of: page.id))
+                guard !renderings.fromModel.isEmpty, let model = try store.packedModel(of: page.id) else { continue }
+                jobs.append((page.id, page.document, renderings, model.text, model.packed))
             }
         }
         return jobs
@@ -535,7 +532,7 @@ public final class StoreExport {
     @Sendable
     private static func render(_ job: RenderJob) -> [OutputFormat: [UInt8]] {
         guard let model = Store.model(text: job.text, packed: job.packed) else { return [:] }
-        return Dictionary(PageArtifacts.render(model, outputs: job.formats), uniquingKeysWith: { first, _ in first })
+        return job.renderings.rendered(from: model)
     }
 
     /// The renderings of `jobs`, kept in `ahead` until their pages are written, with the page's text when it is
@@ -560,7 +557,7 @@ public final class StoreExport {
     /// The jobs of the first pages of `documents` (`renderAhead(firstPagesOf:)`), and the last document looked at;
     /// nil when no format is rendered on demand.
     private func renderJobs(firstPagesOf documents: some Sequence<DocumentRecord>) throws -> ([RenderJob], DocumentID?) {
-        guard options.formats.contains(where: PageArtifacts.renderedOnDemand.contains) else { return ([], nil) }
+        guard rendersFromModels else { return ([], nil) }
         var pages: [PageRecord] = []
         var last: DocumentID?
         for document in documents {

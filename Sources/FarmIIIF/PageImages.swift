@@ -38,7 +38,7 @@ public struct BrowserImage: Sendable {
 /// What one image made from a source may take. A PDF page's pixel size is computed from its box before anything
 /// renders and a page past `maxPixels` is made smaller, to fit, keeping its shape (a 4000 × 4000 pt page at 300 dpi
 /// would be 278 million pixels, 1.1 GB); pdftoppm is given that exact size, runs at a lower priority than the
-/// server, within `childMemoryBytes` of address space, and is killed past `seconds`.
+/// server, within `childMemoryBytes` of address space (`PopplerRasterizer.Limits`), and is killed past `seconds`.
 public struct RenderLimits: Sendable {
     /// Pixels of a rendered PDF page: 25 million is a 300 dpi A3 page with room, 100 MB decoded.
     public var maxPixels = 25_000_000
@@ -323,14 +323,12 @@ public final class PageImages: @unchecked Sendable {
         return (max(1, Int(width * fit)), max(1, Int(height * fit)), turned)
     }
 
-    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, by `pdftoppm`, at exactly `size` pixels
-    /// (`renderSize`: the workers choose the resolution from the page's images, FarmPipeline's `PDFRasterizer`,
-    /// whose module is not linked here: it would bring Tesseract into the server), within `limits`.
+    /// Page `page` (from 0) of the checked PDF `pdf` as PNG, at exactly `size` pixels (`renderSize`: the workers
+    /// choose the resolution from the page's images, FarmPipeline's `PDFRasterizer`, whose module is not linked here:
+    /// it would bring Tesseract into the server), within `limits`, by the one rasterizer of PDF pages
+    /// (`PopplerRasterizer`) at a lower priority than the server's own threads.
     static func rasterized(_ pdf: [UInt8], name: String, page: Int, size: (width: Int, height: Int, turned: Bool),
                            limits: RenderLimits) throws(PageImageError) -> [UInt8] {
-        guard let tool = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].first(where: { FileSystem.exists($0) }) else {
-            throw PageImageError(reason: "\(name) is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
-        }
         let folder: String
         do throws(FileError) {
             folder = try FileSystem.makeTemporaryDirectory(prefix: "ocrfarm-iiif")
@@ -338,40 +336,33 @@ public final class PageImages: @unchecked Sendable {
             throw PageImageError(reason: "no temporary folder for \(name): \(error.reason)")
         }
         defer { FileSystem.remove(folder) }
-        let (x, y) = size.turned ? (size.height, size.width) : (size.width, size.height)
-        let arguments = ["-scale-to-x", String(x), "-scale-to-y", String(y),
-                         "-f", String(page + 1), "-l", String(page + 1), "-png", "-singlefile",
-                         folder + "/in.pdf", folder + "/page"]
-        let child: ChildProcess
         do throws(FileError) {
             try FileSystem.write(pdf, to: folder + "/in.pdf", mode: 0o600)
-            // A page whose drawing asks for more memory than its bitmap needs fails alone: util-linux's prlimit
-            // sets pdftoppm's address space before it runs (it execs pdftoppm in its place, same pid).
-            child = try FileSystem.exists(prlimitTool)
-                ? ChildProcess(executable: prlimitTool, arguments: ["--as=\(limits.childMemoryBytes)", "--", tool] + arguments,
-                               outputPath: folder + "/log.txt")
-                : ChildProcess(executable: tool, arguments: arguments, outputPath: folder + "/log.txt")
         } catch {
             throw PageImageError(reason: "pdftoppm cannot run for \(name): \(error.reason)")
         }
-        // Renders give way to the server's own threads.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(child.pid), 10)
-        guard let status = child.wait(milliseconds: Int(limits.seconds * 1000)) else {
-            child.signal(SIGKILL)
-            child.wait()
-            throw PageImageError(reason: "\(name): pdftoppm took longer than \(Self.seconds(limits.seconds)) to render it at "
-                                 + "\(size.width) × \(size.height) pixels; stopped", status: 500)
+        // pdftoppm sizes a page turned a quarter by its /Rotate before it turns it.
+        let (x, y) = size.turned ? (size.height, size.width) : (size.width, size.height)
+        do throws(PopplerRasterizer.Failure) {
+            return try PopplerRasterizer.rasterize(folder + "/in.pdf", page: page, size: .pixels(width: x, height: y),
+                                                   limits: PopplerRasterizer.Limits(seconds: limits.seconds,
+                                                                                    addressSpaceBytes: limits.childMemoryBytes,
+                                                                                    niceness: 10))
+        } catch {
+            switch error {
+            case .notInstalled:
+                throw PageImageError(reason: "\(name) is a PDF page and pdftoppm is not installed (Debian: poppler-utils)")
+            case .cannotRun(let reason):
+                throw PageImageError(reason: "pdftoppm cannot run for \(name): \(reason.reason)")
+            case .timedOut:
+                throw PageImageError(reason: "\(name): pdftoppm took longer than \(Self.seconds(limits.seconds)) to render it at "
+                                     + "\(size.width) × \(size.height) pixels; stopped", status: 500)
+            case .failed(let status, let said):
+                throw PageImageError(reason: "pdftoppm cannot render \(name) at \(size.width) × \(size.height) pixels "
+                                     + "(exit \(status))\(said.map { ": \($0)" } ?? "")")
+            }
         }
-        guard status == 0, let png = try? FileSystem.read(folder + "/page.png") else {
-            let said = (try? FileSystem.readText(folder + "/log.txt"))?.split(separator: "\n").last.map { ": \($0)" } ?? ""
-            throw PageImageError(reason: "pdftoppm cannot render \(name) at \(size.width) × \(size.height) pixels "
-                                 + "(exit \(status))\(said)")
-        }
-        return png
     }
-
-    /// util-linux's prlimit (Debian: essential, always there).
-    static let prlimitTool = "/usr/bin/prlimit"
 
     static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"

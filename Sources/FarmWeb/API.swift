@@ -294,13 +294,14 @@ final class API: Sendable {
         }
     }
 
-    /// A page's rendering named `name`: as stored (frozen at OCR time, or from an older store), else hOCR, ALTO, PAGE
-    /// and JSON rendered from the page's model (render on demand, issue 19), the bytes `export` writes.
+    /// A page's rendering named `name`, stored else rendered from its model (`PageRenderings`, as `export` finds
+    /// it): the bytes `export` writes.
     static func stored(_ name: String, of id: PageID, in store: Store) throws -> [UInt8]? {
-        if let bytes = try store.artifact(name, of: id) { return bytes }
-        guard let format = OutputFormat(rawValue: name), PageArtifacts.renderedOnDemand.contains(format),
-              let model = try store.model(of: id) else { return nil }
-        return PageArtifacts.render(model, outputs: [format]).first?.1
+        guard let format = OutputFormat(rawValue: name) else { return try store.artifact(name, of: id) }
+        let renderings = PageRenderings([format], stored: try store.artifactNames(of: id))
+        var rendered: [OutputFormat: [UInt8]] = [:]
+        if !renderings.fromModel.isEmpty, let model = try store.model(of: id) { rendered = renderings.rendered(from: model) }
+        return try PageRenderings.rendering(format, rendered: rendered) { try store.artifact(name, of: id) }
     }
 
     /// `/api/pages/{id}/{hocr|alto|page|json|pdf|text}`: a stored rendering or one rendered from the page's model,

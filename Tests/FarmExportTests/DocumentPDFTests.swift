@@ -34,4 +34,68 @@ struct DocumentPDFTests {
         }
         #expect(try FileSystem.entries(folder.path) == ["one.pdf"])
     }
+
+    /// The words of the PDF at `path`, as pdftotext reads them.
+    func words(_ path: String) throws -> [String] {
+        try Run.process("/usr/bin/pdftotext", [path, "-"]).text.split(whereSeparator: \.isWhitespace).map(String.init)
+    }
+
+    @Test("published: the source PDF with the text laid over it when there is one, else the pages merged")
+    func publish() throws {
+        let source = TestPDF.numbered(2)
+        let overlaid = DocumentPDF(directory: folder.path, prefix: "o")
+        for word in ["alpha", "bravo"] { try overlaid.append(TestPDF.onePage(word)) }
+        var refusals: [String] = []
+        let kept = try overlaid.publish(into: folder.file("overlaid.pdf"), source: {
+            DocumentPDF.Source(bytes: source, name: "numbered.pdf", replacingEarlier: false, type: .pdf, title: "numbered")
+        }, refused: { refusals.append($0) }, metadata: { nil })
+        guard case .overlaid = kept else { Issue.record("\(kept)"); return }
+        #expect(try words(folder.file("overlaid.pdf")) == ["Page", "1", "of", "2", "Page", "2", "of", "2"])
+        #expect(refusals.isEmpty)
+
+        // No source: merged, and nothing said.
+        let merged = DocumentPDF(directory: folder.path, prefix: "m")
+        for word in ["alpha", "bravo"] { try merged.append(TestPDF.onePage(word)) }
+        let made = try merged.publish(into: folder.file("merged.pdf"), source: { nil }, refused: { refusals.append($0) },
+                                      metadata: { nil })
+        guard case .merged = made else { Issue.record("\(made)"); return }
+        #expect(try words(folder.file("merged.pdf")) == ["alpha", "bravo"])
+        #expect(refusals.isEmpty)
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    @Test("a source that cannot be overlaid is said why, before the pages are merged instead; a failing merge throws")
+    func publishRefused() throws {
+        let document = DocumentPDF(directory: folder.path, prefix: "r")
+        for word in ["charlie", "delta"] { try document.append(TestPDF.onePage(word)) }
+        var said: [String] = []
+        let made = try document.publish(into: folder.file("refused.pdf"), source: {
+            throw Refusal(description: "scan.pdf changed since it was submitted")
+        }, refused: { said.append("refused: " + $0) }, metadata: {
+            said.append("metadata")
+            return nil
+        })
+        guard case .merged = made else { Issue.record("\(made)"); return }
+        #expect(said == ["refused: scan.pdf changed since it was submitted", "metadata"])
+        #expect(try words(folder.file("refused.pdf")) == ["charlie", "delta"])
+
+        // qpdf cannot read the source: said, and merged.
+        let broken = DocumentPDF(directory: folder.path, prefix: "b")
+        try broken.append(TestPDF.onePage("echo"))
+        said = []
+        _ = try broken.publish(into: folder.file("broken.pdf"), source: {
+            DocumentPDF.Source(bytes: Array("not a PDF".utf8), name: "broken.pdf", replacingEarlier: false, type: .pdf, title: "")
+        }, refused: { said.append($0) }, metadata: { nil })
+        #expect(said.count == 1 && said[0].contains("broken.pdf"), "\(said)")
+        #expect(try words(folder.file("broken.pdf")) == ["echo"])
+
+        // Nothing to merge: the merge's error.
+        #expect(throws: DocumentPDFError.self) {
+            try DocumentPDF(directory: folder.path, prefix: "n").publish(into: folder.file("none.pdf"), source: { nil },
+                                                                        refused: { _ in }, metadata: { nil })
+        }
+    }
 }

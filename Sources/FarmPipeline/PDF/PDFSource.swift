@@ -137,18 +137,25 @@ public enum PDFRasterizer {
         }
     }
 
-    /// Renders a page as PNM: uncompressed, so neither pdftoppm nor the decoder spends time on zlib (PNG took 2.7 s
-    /// of 5.5 s for a 150 dpi page, 4.9 s for an A4 page at 300 dpi; PNM 0.4 s).
+    /// Renders a page as PNM (`PopplerRasterizer`, the one rasterizer of PDF pages).
     private static func render(_ path: String, page: Int, resolution: Int, gray: Bool) throws(PageFailure) -> [UInt8] {
-        let output = path + "-page"
-        let file = output + (gray ? ".pgm" : ".ppm")
-        _ = try runTool("pdftoppm", ["-r", String(resolution), "-f", String(page + 1), "-l", String(page + 1)] + (gray ? ["-gray"] : [])
-                            + ["-singlefile", path, output], what: "cannot rasterize page \(page + 1)")
-        defer { FileSystem.remove(file) }
-        guard let image = try? FileSystem.read(file) else {
-            throw PageFailure(stage: stage, code: .pdfFailed, message: "cannot rasterize page \(page + 1): pdftoppm wrote no image")
+        do throws(PopplerRasterizer.Failure) {
+            return try PopplerRasterizer.rasterize(path, page: page, size: .resolution(dpi: resolution, gray: gray))
+        } catch {
+            let what = "cannot rasterize page \(page + 1)"
+            switch error {
+            case .notInstalled:
+                throw PageFailure(stage: stage, code: .pdfFailed, message: "pdftoppm is not installed (Debian: poppler-utils)",
+                                  retryable: true)
+            case .cannotRun(let reason):
+                throw PageFailure(stage: stage, code: .internalError, message: reason.description, retryable: true)
+            case .timedOut:
+                throw PageFailure(stage: stage, code: .pdfFailed, message: what + ": pdftoppm took too long")
+            case .failed(let status, let said):
+                throw PageFailure(stage: stage, code: .pdfFailed, message: what + ": "
+                                  + (status == 0 ? "pdftoppm wrote no image" : said ?? "pdftoppm exited with \(status)"))
+            }
         }
-        return image
     }
 
     /// Runs `body` with the PDF written to a temporary file, removed afterwards.
@@ -170,7 +177,7 @@ public enum PDFRasterizer {
 
     /// Runs a poppler tool and returns its output (standard output and error together).
     static func runTool(_ name: String, _ arguments: [String], what: String? = nil) throws(PageFailure) -> String {
-        guard let tool = ["/usr/bin/" + name, "/usr/local/bin/" + name].first(where: { FileSystem.exists($0) }) else {
+        guard let tool = PopplerRasterizer.toolPath(name) else {
             throw PageFailure(stage: stage, code: .pdfFailed, message: "\(name) is not installed (Debian: poppler-utils)",
                               retryable: true)
         }
