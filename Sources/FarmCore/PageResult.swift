@@ -146,7 +146,7 @@ public struct PageResult: Sendable, Equatable {
     public var keywords: [String] = []
     /// How far the reading can be trusted, with its parts and the worst line (`PageQuality`); nil when not measured.
     public var quality: PageQuality?
-    /// The engine that read the page, with its version ("tesseract 5.3.0", "PP-OCRv6-small (onnxruntime 1.32.0)");
+    /// The engine that read the page, with its version ("tesseract 5.3.0", "PP-OCRv6-small+tiny (onnxruntime 1.32.0)");
     /// nil when nothing read it (the null engine, a PDF page's own text kept).
     public var engine: String?
 

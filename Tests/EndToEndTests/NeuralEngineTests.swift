@@ -33,7 +33,7 @@ struct NeuralEngineTests {
         // Measured (release, score.py --fold-case): neural CER 2.1%, Tesseract 14.1% (with its second reading).
         #expect(neuralCER < 0.06, "neural CER \(neuralCER)")
         #expect(neuralCER < tesseractCER - 0.08, "neural \(neuralCER) against Tesseract \(tesseractCER)")
-        #expect(neural["engine"]?.stringValue?.hasPrefix("PP-OCRv6-small (onnxruntime 1.32") == true, "\(neural["engine"] ?? .null)")
+        #expect(neural["engine"]?.stringValue?.hasPrefix("PP-OCRv6-small+tiny (onnxruntime 1.32") == true, "\(neural["engine"] ?? .null)")
         let words = try #require(neural["words"]?.arrayValue)
         #expect(words.count > 50, "words, not lines: \(words.count)")
     }
@@ -94,7 +94,7 @@ struct NeuralEngineTests {
         let missing = try Run.ocrfarm(["version"], environment: ["OCRFARM_NEURAL_DIR": empty])
         #expect(missing.status == 0 && missing.text.contains("neural not installed (Scripts/install-neural)"), "\(missing.text)")
         let installed = try Run.ocrfarm(["version"])
-        #expect(installed.text.contains("neural PP-OCRv6-small (onnxruntime 1.32.0) in /"), "\(installed.text)")
+        #expect(installed.text.contains("neural PP-OCRv6-small+tiny (onnxruntime 1.32.0) in /"), "\(installed.text)")
     }
 
     @Test("run --engine auto: the engine is stored per document, each page names the engine that read it; reread switches it")

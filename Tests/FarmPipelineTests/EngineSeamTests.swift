@@ -150,17 +150,18 @@ struct AutomaticEngineTests {
         #expect(made.count(.neural) == 0)
     }
 
-    @Test("a receipt Tesseract reads weakly goes to the neural engine, with the evidence recorded")
+    @Test("a page of large print Tesseract reads weakly goes to the neural engine, with the evidence recorded")
     func weakPageNeural() throws {
         let made = MadeCounter()
         let neural = ScriptedRecognizer(text: "neural words", version: "net 2")
-        let result = try read("reread/sroie-000.jpg", with: automatic(neural: neural, made: made))
+        // eurotext: x-height about 22 px, Tesseract unsure of the accented words of four languages read as English.
+        let result = try read("tesseract-testdata/eurotext.tif", with: automatic(neural: neural, made: made))
         let finding = try #require(result.findings["engine"])
         #expect(finding["chosen"]?.stringValue == "neural", "\(finding)")
         #expect(result.engine == "net 2")
         #expect(result.text == "neural words\n")
-        // The neural engine read the page before scale and enhance (the receipt is enlarged for Tesseract); its boxes
-        // came back onto the corrected page.
+        // The neural engine read the page before scale and enhance (the page is reduced for Tesseract); its boxes came
+        // back onto the corrected page.
         let scale = try #require(result.findings["scale"])
         #expect(scale["applied"]?.boolValue == true, "\(scale)")
         let factor = try #require(scale["factor"]?.doubleValue)
@@ -191,6 +192,27 @@ struct AutomaticEngineTests {
         let chinese = try read("pubtabnet/PMC5198506_004_00.png", with: automatic(neural: neural, made: made), languages: ["chi_sim"])
         #expect(chinese.findings["engine"]?["chosen"]?.stringValue == "tesseract")
         #expect(chinese.engine == TesseractRecognizer.version && !chinese.words.isEmpty)
+    }
+
+    @Test("print smaller than Tesseract's target x-height goes to the neural engine without a first reading")
+    func smallXHeightNeural() throws {
+        for fixture in ["reread/sroie-000.jpg", "docbank/delayed-acceptance-11.jpg"] {
+            let made = MadeCounter()
+            let neural = ScriptedRecognizer(text: "neural words", version: "net 2")
+            let result = try read(fixture, with: automatic(neural: neural, made: made))
+            let finding = try #require(result.findings["engine"])
+            #expect(finding["chosen"]?.stringValue == "neural", "\(fixture): \(finding)")
+            let xHeight = try #require(finding["small_print"]?["x_height"]?.doubleValue, "\(fixture): \(finding)")
+            #expect(xHeight < ScaleStage.targetXHeight && xHeight > 5, "\(fixture): \(finding)")
+            #expect(finding["evidence"] == nil, "Tesseract did not read the page first: \(finding)")
+            #expect(!result.timings.contains { $0.stage == TesseractRecognizer.stage }, "\(result.timings)")
+            #expect(made.count(.neural) == 1)
+        }
+        // The clean page of large print is read by Tesseract first (x-height about 22 px).
+        let made = MadeCounter()
+        let result = try read("tesseract-testdata/phototest.tif", with: automatic(neural: ScriptedRecognizer(text: "x", version: "net 2"), made: made))
+        #expect(result.findings["engine"]?["small_print"] == nil)
+        #expect(result.findings["engine"]?["evidence"] != nil)
     }
 
     @Test("where the neural engine cannot write the page's language, Tesseract reads it")

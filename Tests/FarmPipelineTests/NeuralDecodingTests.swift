@@ -32,6 +32,15 @@ struct NeuralDecodingTests {
         #expect(Self.decoder.classCount == 8)
     }
 
+    @Test("a dictionary file with CR LF line ends (the tiny recognizer's) gives the symbols the metadata would")
+    func dictionaryFile() {
+        let file = "!\r\n\"\r\n\u{301}\r\na\r\n"
+        let symbols = CTCDecoder(dictionary: NeuralRecognizer.dictionary(file)).symbols
+        #expect(symbols == ["!", "\"", "\u{301}", "a", " "])
+        #expect(NeuralRecognizer.dictionary("a\nb") == "a\nb")
+        #expect(NeuralRecognizer.dictionary("a\r\nb\r\n") == "a\nb")
+    }
+
     @Test("repeats merge, a blank between repeats keeps both, blanks vanish")
     func repeatsAndBlanks() {
         // a a _ a b b _ _ c c  → "aabc"

@@ -45,8 +45,12 @@ public final class AutomaticRecognizer: PageRecognizer {
         var first: TesseractRecognizer.FirstReading?
         var chosen: Bool
         let enlargement = Self.enlargement(of: page)
+        let xHeight = enlargement >= Self.smallPrintEnlargement ? nil : Self.xHeight(of: page)
         if enlargement >= Self.smallPrintEnlargement {
             finding.append(("small_print", .object([("enlarged", .rounded(enlargement, places: 2))])))
+            chosen = true
+        } else if let xHeight, xHeight < ScaleStage.targetXHeight {
+            finding.append(("small_print", .object([("x_height", .rounded(xHeight, places: 1))])))
             chosen = true
         } else {
             let reading = try tesseract.readFirst(page, options: options)
@@ -112,6 +116,12 @@ public final class AutomaticRecognizer: PageRecognizer {
         result.height = page.image.height
         result.resolution = page.declaredResolution
         return result
+    }
+
+    /// The body text's x-height on the page as it came to the stages the neural engine reads without (nil when too
+    /// little text to measure).
+    private static func xHeight(of page: DecodedPage) -> Double? {
+        ((try? TextSize.estimate(page.lessCorrected ?? page.image)) ?? nil)?.xHeight
     }
 
     /// How much the stages the neural engine reads without enlarged the page (1 when none ran).

@@ -43,7 +43,7 @@ public protocol PageRecognizer: AnyObject {
     /// A short name for logs, e.g. "tesseract 5.3.0 eng".
     var engineName: String { get }
     /// The engine and its version as results and documents name it (`PageResult.engine`, the documents'
-    /// creator), e.g. "tesseract 5.3.0" or "PP-OCRv6-small (onnxruntime 1.32.0)".
+    /// creator), e.g. "tesseract 5.3.0" or "PP-OCRv6-small+tiny (onnxruntime 1.32.0)".
     var engineVersion: String { get }
     /// Whether the engine reads the page as decoded as well as corrected (`DecodedPage.uncorrected`), so the
     /// processor keeps that image through the stages.

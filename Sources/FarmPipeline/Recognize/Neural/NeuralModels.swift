@@ -15,7 +15,7 @@ public struct NeuralModelsError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 /// Where the neural reading engine's files are: the ONNX Runtime library and PP-OCRv6-small's detector,
-/// recognizer and line classifier, all in one folder. Only paths: nothing is loaded here.
+/// recognizer and line classifier, PP-OCRv6-tiny's recognizer and its dictionary, all in one folder. Only paths: nothing is loaded here.
 public struct NeuralModels: Sendable, Equatable {
     /// The environment variable naming the folder (it replaces the default folders).
     public static let environmentKey = "OCRFARM_NEURAL_DIR"
@@ -27,14 +27,20 @@ public struct NeuralModels: Sendable, Equatable {
     public static let detectorFile = "PP-OCRv6_det_small.onnx"
     public static let recognizerFile = "PP-OCRv6_rec_small.onnx"
     public static let classifierFile = "ch_ppocr_mobile_v2.0_cls_mobile.onnx"
+    /// PP-OCRv6-tiny's recognizer, which reads each line first (`NeuralRecognizer`), and its dictionary: the model
+    /// carries none in its metadata; the file has one symbol per line, as the `character` key does.
+    public static let quickRecognizerFile = "PP-OCRv6_rec_tiny.onnx"
+    public static let quickDictionaryFile = "PP-OCRv6_rec_tiny_dict.txt"
     /// The models' name in results.
-    public static let modelName = "PP-OCRv6-small"
+    public static let modelName = "PP-OCRv6-small+tiny"
 
     public let folder: String
     public var runtimePath: String { folder + "/" + Self.runtimeFile }
     public var detectorPath: String { folder + "/" + Self.detectorFile }
     public var recognizerPath: String { folder + "/" + Self.recognizerFile }
     public var classifierPath: String { folder + "/" + Self.classifierFile }
+    public var quickRecognizerPath: String { folder + "/" + Self.quickRecognizerFile }
+    public var quickDictionaryPath: String { folder + "/" + Self.quickDictionaryFile }
 
     /// The models in `folder`, unchecked.
     public init(folder: String) {
@@ -66,7 +72,8 @@ public struct NeuralModels: Sendable, Equatable {
 
     /// The files that are not in the folder (or are not regular files), in the order the engine loads them.
     public var missingFiles: [String] {
-        [Self.runtimeFile, Self.detectorFile, Self.recognizerFile, Self.classifierFile].filter { file in
+        [Self.runtimeFile, Self.detectorFile, Self.recognizerFile, Self.classifierFile, Self.quickRecognizerFile,
+         Self.quickDictionaryFile].filter { file in
             (try? FileSystem.status(folder + "/" + file).kind) != .file
         }
     }

@@ -15,9 +15,10 @@ final class TextRecognizer {
     let session: InferenceSession
     let decoder: CTCDecoder
 
-    /// A recognizer over `session`, whose model carries its dictionary in the metadata key `character`.
-    init(session: InferenceSession) throws(ONNXRuntimeError) {
-        guard let dictionary = session.metadata("character"), !dictionary.isEmpty else {
+    /// A recognizer over `session`, whose model carries its dictionary in the metadata key `character` unless
+    /// `dictionary` gives it (one symbol per line).
+    init(session: InferenceSession, dictionary given: String? = nil) throws(ONNXRuntimeError) {
+        guard let dictionary = given ?? session.metadata("character"), !dictionary.isEmpty else {
             throw ONNXRuntimeError(.runtime, "\(session.modelPath) has no dictionary (metadata key \"character\")")
         }
         self.session = session
