@@ -185,7 +185,11 @@ struct StatusCommand: Command {
 /// The status report for people.
 enum StatusText {
     static func render(_ report: FarmReport) -> String {
-        let now = report.generatedAt
+        summary(report) + documents(report) + failures(report) + stageTimes(report) + workers(report) + coordinator(report)
+    }
+
+    /// The scope, pages by state, throughput and the ETA.
+    private static func summary(_ report: FarmReport) -> String {
         let pages = report.pages
         var text: String
         if let scope = report.scope, let first = scope.first {
@@ -209,7 +213,12 @@ enum StatusText {
             text += "ETA: none, no coordinator is running (\(pages.remaining) pages wait for `ocrfarm coordinator` or `ocrfarm run`)\n"
         case .none: text += "ETA: unknown (\(pages.remaining) pages left; no page done in the last minute)\n"
         }
+        return text
+    }
 
+    /// The documents with pages not done (all of the scope's with --document), a table by state.
+    private static func documents(_ report: FarmReport) -> String {
+        var text = ""
         if !report.documentProgress.isEmpty {
             let shown = report.documentProgress.prefix(report.scope == nil ? 20 : 100)
             let more = report.documentProgress.count - shown.count
@@ -225,7 +234,13 @@ enum StatusText {
                 text += "  … more (ocrfarm status --document NAME for one; --json lists up to 100)\n"
             }
         }
+        return text
+    }
 
+    /// The failures by code with an example, and the pages failed for good.
+    private static func failures(_ report: FarmReport) -> String {
+        let pages = report.pages
+        var text = ""
         if !report.failures.isEmpty {
             text += "failures:\n"
             for group in report.failures {
@@ -250,13 +265,24 @@ enum StatusText {
             text += "; export puts them in the PDF without text (their image, or a placeholder saying why); "
             text += "ocrfarm requeue --failed retries them\n"
         }
+        return text
+    }
 
+    /// The stage times over the recent results.
+    private static func stageTimes(_ report: FarmReport) -> String {
+        var text = ""
         if !report.stages.isEmpty {
             text += "stage times over the last \(report.sampleSize) results (p50 / p95):\n  "
             text += report.stages.map { "\($0.stage) \(milliseconds($0.p50)) / \(milliseconds($0.p95))" }.joined(separator: "   ")
             text += "\n"
         }
+        return text
+    }
 
+    /// The workers, those gone long ago in one line.
+    private static func workers(_ report: FarmReport) -> String {
+        let now = report.generatedAt
+        var text = ""
         // Workers gone for more than 10 minutes are one line: a farm that restarts its workers would list
         // hundreds of them.
         let longGone = report.workers.filter { $0.condition == .gone && now - $0.record.lastSeen > 600 }
@@ -280,7 +306,13 @@ enum StatusText {
                 text += "\(RunCommand.duration(max(0, now - latest))) ago)\n"
             }
         }
+        return text
+    }
 
+    /// The store's disk when it is full, and the coordinator's last report.
+    private static func coordinator(_ report: FarmReport) -> String {
+        let now = report.generatedAt
+        var text = ""
         let diskFull = report.storeDisk?.isFull == true
         if let disk = report.storeDisk, diskFull {
             text += "store disk: FULL, \(disk.description): the store cannot take results; a running coordinator "
