@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// What a PDF/A-2B file carries besides what every PDF of ours has: the colour profile of its output intent and
 /// the time stamped, in both syntaxes, into `/Info` and the XMP metadata.

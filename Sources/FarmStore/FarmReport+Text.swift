@@ -46,7 +46,7 @@ private enum FarmReportText {
             let shown = report.documentProgress.prefix(report.scope == nil ? 20 : 100)
             let more = report.documentProgress.count - shown.count
             text += report.scope == nil ? "documents with pages not done:\n" : "documents:\n"
-            let width = min(40, max(8, shown.map { Console.displayWidth(Printable.text($0.name)) }.max() ?? 0))
+            let width = min(40, max(8, shown.map { Printable.width(Printable.text($0.name)) }.max() ?? 0))
             text += "  " + pad("DOCUMENT", width) + "   queued   leased     done   failed\n"
             for document in shown {
                 text += "  " + pad(Printable.clipped(document.name, width), width)
@@ -166,12 +166,12 @@ private enum FarmReportText {
 
     /// `text` padded with spaces to `width` terminal columns (a Chinese character takes two).
     private static func pad(_ text: String, _ width: Int) -> String {
-        let shown = Console.displayWidth(text)
+        let shown = Printable.width(text)
         return shown >= width ? text : text + String(repeating: " ", count: width - shown)
     }
 
     private static func leftPad(_ text: String, _ width: Int) -> String {
-        let shown = Console.displayWidth(text)
+        let shown = Printable.width(text)
         return shown >= width ? text : String(repeating: " ", count: width - shown) + text
     }
 }

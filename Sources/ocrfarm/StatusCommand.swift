@@ -147,7 +147,7 @@ struct StatusCommand: Command {
     /// (mid-word) would push the frame down a row at each redraw.
     static func redrawn(_ frame: String, first: Bool, columns: Int?) -> String {
         let lines = frame.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            guard let columns, Console.displayWidth(line) > columns else { return String(line) }
+            guard let columns, Printable.width(line) > columns else { return String(line) }
             return Printable.cut(String(line), columns)
         }
         return (first ? "\u{1B}[2J" : "") + "\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[J"

@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import TestSupport
 
 /// No function a newcomer opens is longer than a screenful or two (issue 38): every function, initializer,
