@@ -41,11 +41,11 @@ let package = Package(
         // Domain.
         .target(name: "FarmCore"),
         .target(name: "FarmProtocol", dependencies: ["FarmCore"]),
-        .target(name: "FarmStore", dependencies: ["FarmCore", "SQLite", "Zlib", "Crypto"]),
-        .target(name: "FarmRuntime", dependencies: ["FarmCore", "MicroHTTPD"]),
+        .target(name: "FarmStore", dependencies: ["FarmCore", "FarmRuntime", "SQLite", "Zlib", "Crypto"]),
+        .target(name: "FarmRuntime", dependencies: ["FarmCore"]),
         // The page renderers (hOCR, ALTO, PAGE, the searchable PDF page, the page's JSON): the result model in,
         // documents out, with no C library (the PDF page is given its compressed image, font and zlib).
-        .target(name: "FarmRender", dependencies: ["FarmCore"]),
+        .target(name: "FarmRender", dependencies: ["FarmCore", "FarmRuntime"]),
         // The worker side: decode, correct, recognize, render. It never links the store (ModuleEdgesTests).
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmRender", "FarmAnalysis", "Leptonica",
                                                      "Tesseract", "QPDF", "ONNXRuntime"]),
@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "FarmExport", dependencies: ["FarmCore", "FarmStore", "FarmRender", "FarmRuntime", "Leptonica", "Crypto",
                                                    "QPDF"]),
         // What submit needs: sniffing and splitting source files (Leptonica, qpdf) into the store, without Tesseract.
-        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
+        .target(name: "FarmIngest", dependencies: ["FarmCore", "FarmRuntime", "FarmStore", "Leptonica", "QPDF", "Crypto"]),
         .target(name: "FarmCoordinator", dependencies: ["Crypto", "FarmCore", "FarmProtocol", "FarmStore", "FarmRuntime", "QPDF",
                                                         "ZeroMQ"]),
         .target(name: "FarmWorker", dependencies: ["Allocator", "Crypto", "FarmCore", "FarmProtocol", "FarmPipeline", "FarmRuntime", "ZeroMQ"]),
@@ -79,7 +79,7 @@ let package = Package(
         ]),
 
         // Test helpers: fixture paths, temporary folders, running the built binary, bad-input makers.
-        .target(name: "TestSupport", dependencies: ["FarmCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["FarmCore", "FarmRuntime"], path: "Tests/TestSupport"),
 
         // Fuzzers: Scripts/fuzz builds them with libFuzzer; a normal build checks the files it is given once.
         .executableTarget(name: "FrameFuzzer", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"], path: "Fuzz/FrameFuzzer"),
@@ -90,30 +90,30 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "LeptonicaTests", dependencies: ["Leptonica", "TestSupport"]),
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Leptonica", "FarmCore", "TestSupport"]),
-        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "FarmCore", "TestSupport"]),
+        .testTarget(name: "QPDFTests", dependencies: ["QPDF", "FarmCore", "FarmRuntime", "TestSupport"]),
         .testTarget(name: "ICUTests", dependencies: ["ICU"]),
         // Golden/: the inputs and the script that made the expected outputs with ONNX Runtime's Python binding.
         .testTarget(name: "ONNXRuntimeTests", dependencies: ["ONNXRuntime", "TestSupport"], exclude: ["Golden"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
-        .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "FarmAnalysis", "Leptonica", "Tesseract",
+        .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "FarmRuntime", "TestSupport"]),
+        .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "FarmRuntime", "FarmAnalysis", "Leptonica", "Tesseract",
                                                              "TestSupport"]),
-        .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "TestSupport"]),
-        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "SQLite", "Zlib", "Crypto", "TestSupport"]),
-        .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore",
+        .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "FarmRuntime", "TestSupport"]),
+        .testTarget(name: "FarmRenderTests", dependencies: ["FarmRender", "FarmCore", "FarmRuntime", "TestSupport"]),
+        .testTarget(name: "FarmProtocolTests", dependencies: ["FarmProtocol", "FarmCore", "FarmRuntime", "TestSupport"]),
+        .testTarget(name: "FarmStoreTests", dependencies: ["FarmStore", "FarmCore", "FarmRuntime", "SQLite", "Zlib", "Crypto", "TestSupport"]),
+        .testTarget(name: "FarmCoordinatorTests", dependencies: ["Crypto", "FarmCoordinator", "FarmStore", "FarmProtocol", "FarmCore", "FarmRuntime",
                                                                 "SQLite", "ZeroMQ", "TestSupport"]),
         .testTarget(name: "FarmLocalTests", dependencies: ["FarmLocal", "FarmStore", "FarmCore", "FarmRuntime", "TestSupport"]),
         .testTarget(name: "FarmWorkerTests", dependencies: ["FarmWorker", "FarmPipeline", "Crypto", "FarmProtocol", "FarmCore", "FarmRuntime",
                                                            "ZeroMQ", "TestSupport"]),
-        .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "Leptonica", "QPDF", "TestSupport"]),
+        .testTarget(name: "FarmIngestTests", dependencies: ["FarmIngest", "FarmStore", "FarmCore", "FarmRuntime", "Leptonica", "QPDF", "TestSupport"]),
         .testTarget(name: "FarmIIIFTests", dependencies: ["FarmIIIF", "FarmRender", "ocrfarm", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD",
                                                           "Leptonica", "TestSupport"]),   // Leptonica: PageImagesTests makes and reads images
-        .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "Crypto", "FarmStore", "FarmCore", "MicroHTTPD", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
+        .testTarget(name: "FarmWebTests", dependencies: ["ocrfarm", "FarmWeb", "Crypto", "FarmStore", "FarmCore", "FarmRuntime", "MicroHTTPD", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ocrfarm", "FarmCore", "FarmRuntime", "FarmStore", "FarmProtocol", "FarmAnalysis", "FarmRender",
                                                           "SQLite", "ZeroMQ", "Leptonica", "Tesseract", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 
 /// Group commit: every pending write and new lease of a turn in one transaction.

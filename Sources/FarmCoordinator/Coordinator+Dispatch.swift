@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 #if canImport(Glibc)
 import Glibc
@@ -81,7 +82,7 @@ extension Coordinator {
             return parsed
         }()
         let size = payload.bytes.count
-        let job = Job(attempt: attempt, source: source, kind: page.kind, index: payload.index,
+        let job = Job(attempt: attempt, source: source, kind: page.source.kind, index: payload.index,
                       options: options, bytes: payload.bytes, sha256: payload.sha256)
         payload.bytes = []
         worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
@@ -112,17 +113,17 @@ extension Coordinator {
                         recordHash: (SourceRef, SourceBytes) -> Void = { _, _ in }) -> Result<Payload, PageFailure> {
         if let part = page.part {
             do throws(SourceError) {
-                let read = try SourceRef(path: part.path, kind: page.kind, hash: part.sha256, size: part.size).read(limit: limit)
+                let read = try SourceRef(path: part.path, kind: page.source.kind, hash: part.sha256, size: part.size).read(limit: limit)
                 return .success(Payload(bytes: read.bytes, index: 0, sha256: part.sha256, isPart: true))
             } catch where error.problem != .missing {
                 return .failure(failure(error, limit: limit))
             } catch {}
         }
-        let source = page.sourceRef
+        let source = page.source
         do throws(SourceError) {
             let read = try source.read(limit: limit)
             if read.unchecked { recordHash(source, read) }
-            return .success(Payload(bytes: read.bytes, index: page.index, sha256: read.sha256, isPart: false))
+            return .success(Payload(bytes: read.bytes, index: page.source.index, sha256: read.sha256, isPart: false))
         } catch {
             return .failure(failure(error, limit: limit))
         }

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 
 /// Message handling: each message from a peer becomes a change of the registry or a pending store write.

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// While the store refuses writes (disk full, locked): hold what was accepted, pause dispatch, try again each second.

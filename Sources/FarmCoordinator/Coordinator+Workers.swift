@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 
 /// The worker registry: who is connected, what each holds, and who has gone silent.

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 
 /// Page events for the log, written once the store has the outcome.
 extension Coordinator {

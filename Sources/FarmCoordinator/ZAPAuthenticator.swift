@@ -1,5 +1,6 @@
 import FarmCore
 import Synchronization
+import FarmRuntime
 import ZeroMQ
 
 /// The ZAP handler of a coordinator's context: decides which CURVE clients may finish their handshake.

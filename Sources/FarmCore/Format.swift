@@ -24,4 +24,12 @@ public enum Format {
         }
         return unit == 0 ? "\(count) B" : "\(fixed(value, 1)) \(units[unit])"
     }
+
+    /// A duration for people: "42 s", "3 min 5 s", "2 h 10 min".
+    public static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s / 3600) h \((s % 3600) / 60) min"
+    }
 }

@@ -50,113 +50,154 @@ extension XML {
     /// schema, no DTD); `maxDepth` bounds the nesting a hostile document can ask for.
     public static func isWellFormed(_ bytes: [UInt8], maxDepth: Int = 256) -> Bool {
         guard String(validating: bytes, as: UTF8.self) != nil else { return false }
-        var stack: [ArraySlice<UInt8>] = []
-        var sawRoot = false
+        var check = WellFormedness(bytes: bytes, maxDepth: maxDepth)
+        return check.run()
+    }
+}
+
+/// One pass of `XML.isWellFormed` over a document: the elements open and whether the root was seen. Each step
+/// takes the index where its construct starts and returns the index after it, or nil when it is not well formed.
+private struct WellFormedness {
+    let bytes: [UInt8]
+    let maxDepth: Int
+    var stack: [ArraySlice<UInt8>] = []
+    var sawRoot = false
+    var n: Int { bytes.endIndex }
+
+    init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    mutating func run() -> Bool {
         var i = bytes.startIndex
-        let n = bytes.endIndex
-        func isNameByte(_ b: UInt8) -> Bool {
-            b >= 0x80 || (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-                || b == 0x5F || b == 0x3A || b == 0x2D || b == 0x2E
-        }
-        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-        func find(_ pattern: [UInt8], from start: Int) -> Int? {
-            var j = start
-            while j + pattern.count <= n {
-                if bytes[j] == pattern[0] && bytes[j..<j + pattern.count].elementsEqual(pattern) { return j }
-                j += 1
-            }
-            return nil
-        }
-        /// Checks `&…;` references in text or an attribute value between `start` and `end`.
-        func referencesValid(_ start: Int, _ end: Int) -> Bool {
-            var j = start
-            while j < end {
-                if bytes[j] == UInt8(ascii: "<") { return false }
-                if bytes[j] == UInt8(ascii: "&") {
-                    guard let semicolon = bytes[j..<end].firstIndex(of: UInt8(ascii: ";")) else { return false }
-                    let name = String(decoding: bytes[(j + 1)..<semicolon], as: UTF8.self)
-                    let known = ["lt", "gt", "amp", "quot", "apos"].contains(name)
-                    let numeric = name.hasPrefix("#x") ? name.dropFirst(2).allSatisfy(\.isHexDigit) && name.count > 2
-                        : name.hasPrefix("#") && name.count > 1 && name.dropFirst().allSatisfy(\.isNumber)
-                    guard known || numeric else { return false }
-                    j = semicolon
-                }
-                j += 1
-            }
-            return true
-        }
         while i < n {
-            if bytes[i] != UInt8(ascii: "<") {
-                let end = bytes[i..<n].firstIndex(of: UInt8(ascii: "<")) ?? n
-                if stack.isEmpty {
-                    // Outside the root only white space.
-                    guard bytes[i..<end].allSatisfy(isSpace) else { return false }
-                } else if !referencesValid(i, end) {
-                    return false
-                }
-                i = end
-                continue
-            }
-            let rest = bytes[i..<n]
-            if rest.starts(with: Array("<!--".utf8)) {
-                guard let end = find(Array("-->".utf8), from: i + 4) else { return false }
-                i = end + 3
-            } else if rest.starts(with: Array("<?".utf8)) {
-                guard let end = find(Array("?>".utf8), from: i + 2) else { return false }
-                i = end + 2
-            } else if rest.starts(with: Array("<![CDATA[".utf8)) {
-                guard !stack.isEmpty, let end = find(Array("]]>".utf8), from: i + 9) else { return false }
-                i = end + 3
-            } else if rest.starts(with: Array("<!DOCTYPE".utf8)) {
-                guard stack.isEmpty, !sawRoot, let end = bytes[i..<n].firstIndex(of: UInt8(ascii: ">")) else { return false }
-                i = end + 1
-            } else if rest.starts(with: Array("</".utf8)) {
-                var j = i + 2
-                let nameStart = j
-                while j < n && isNameByte(bytes[j]) { j += 1 }
-                let name = bytes[nameStart..<j]
-                while j < n && isSpace(bytes[j]) { j += 1 }
-                guard j < n, bytes[j] == UInt8(ascii: ">"), let open = stack.popLast(), open.elementsEqual(name) else { return false }
-                i = j + 1
-            } else {
-                var j = i + 1
-                let nameStart = j
-                while j < n && isNameByte(bytes[j]) { j += 1 }
-                guard j > nameStart else { return false }
-                let name = bytes[nameStart..<j]
-                if stack.isEmpty && sawRoot { return false }   // a second root
-                var names = Set<ArraySlice<UInt8>>()
-                // Attributes: name = "value" or 'value'.
-                while true {
-                    let before = j
-                    while j < n && isSpace(bytes[j]) { j += 1 }
-                    guard j < n else { return false }
-                    if bytes[j] == UInt8(ascii: ">") || bytes[j] == UInt8(ascii: "/") { break }
-                    guard j > before else { return false }
-                    let attributeStart = j
-                    while j < n && isNameByte(bytes[j]) { j += 1 }
-                    guard j > attributeStart, names.insert(bytes[attributeStart..<j]).inserted else { return false }
-                    while j < n && isSpace(bytes[j]) { j += 1 }
-                    guard j < n, bytes[j] == UInt8(ascii: "=") else { return false }
-                    j += 1
-                    while j < n && isSpace(bytes[j]) { j += 1 }
-                    guard j < n, bytes[j] == UInt8(ascii: "\"") || bytes[j] == UInt8(ascii: "'") else { return false }
-                    let quote = bytes[j]
-                    guard let close = bytes[(j + 1)..<n].firstIndex(of: quote), referencesValid(j + 1, close) else { return false }
-                    j = close + 1
-                }
-                if bytes[j] == UInt8(ascii: "/") {
-                    guard j + 1 < n, bytes[j + 1] == UInt8(ascii: ">") else { return false }
-                    if stack.isEmpty { sawRoot = true }
-                    i = j + 2
-                } else {
-                    guard stack.count < maxDepth else { return false }
-                    stack.append(name)
-                    sawRoot = true
-                    i = j + 1
-                }
-            }
+            guard let next = bytes[i] == UInt8(ascii: "<") ? markup(at: i) : text(at: i) else { return false }
+            i = next
         }
         return stack.isEmpty && sawRoot
+    }
+
+    /// Text up to the next `<`: outside the root only white space, inside it known references.
+    func text(at i: Int) -> Int? {
+        let end = bytes[i..<n].firstIndex(of: UInt8(ascii: "<")) ?? n
+        if stack.isEmpty {
+            // Outside the root only white space.
+            guard bytes[i..<end].allSatisfy(Self.isSpace) else { return nil }
+        } else if !referencesValid(i, end) {
+            return nil
+        }
+        return end
+    }
+
+    /// A comment, processing instruction, CDATA section, DOCTYPE, closing tag or element starting at `i`.
+    mutating func markup(at i: Int) -> Int? {
+        let rest = bytes[i..<n]
+        if rest.starts(with: Array("<!--".utf8)) {
+            return find(Array("-->".utf8), from: i + 4).map { $0 + 3 }
+        } else if rest.starts(with: Array("<?".utf8)) {
+            return find(Array("?>".utf8), from: i + 2).map { $0 + 2 }
+        } else if rest.starts(with: Array("<![CDATA[".utf8)) {
+            guard !stack.isEmpty, let end = find(Array("]]>".utf8), from: i + 9) else { return nil }
+            return end + 3
+        } else if rest.starts(with: Array("<!DOCTYPE".utf8)) {
+            guard stack.isEmpty, !sawRoot, let end = bytes[i..<n].firstIndex(of: UInt8(ascii: ">")) else { return nil }
+            return end + 1
+        } else if rest.starts(with: Array("</".utf8)) {
+            return closingTag(at: i)
+        }
+        return element(at: i)
+    }
+
+    /// `</name>`, closing the innermost open element.
+    mutating func closingTag(at i: Int) -> Int? {
+        var j = i + 2
+        let nameStart = j
+        while j < n && Self.isNameByte(bytes[j]) { j += 1 }
+        let name = bytes[nameStart..<j]
+        while j < n && Self.isSpace(bytes[j]) { j += 1 }
+        guard j < n, bytes[j] == UInt8(ascii: ">"), let open = stack.popLast(), open.elementsEqual(name) else { return nil }
+        return j + 1
+    }
+
+    /// A start tag or an empty-element tag.
+    mutating func element(at i: Int) -> Int? {
+        var j = i + 1
+        let nameStart = j
+        while j < n && Self.isNameByte(bytes[j]) { j += 1 }
+        guard j > nameStart else { return nil }
+        let name = bytes[nameStart..<j]
+        if stack.isEmpty && sawRoot { return nil }   // a second root
+        guard let end = attributes(from: j) else { return nil }
+        j = end
+        if bytes[j] == UInt8(ascii: "/") {
+            guard j + 1 < n, bytes[j + 1] == UInt8(ascii: ">") else { return nil }
+            if stack.isEmpty { sawRoot = true }
+            return j + 2
+        }
+        guard stack.count < maxDepth else { return nil }
+        stack.append(name)
+        sawRoot = true
+        return j + 1
+    }
+
+    /// Attributes after an element's name, `name = "value"` or `'value'`, each name once: the index of the `>`
+    /// or `/` that ends them.
+    func attributes(from start: Int) -> Int? {
+        var j = start
+        var names = Set<ArraySlice<UInt8>>()
+        while true {
+            let before = j
+            while j < n && Self.isSpace(bytes[j]) { j += 1 }
+            guard j < n else { return nil }
+            if bytes[j] == UInt8(ascii: ">") || bytes[j] == UInt8(ascii: "/") { return j }
+            guard j > before else { return nil }
+            let attributeStart = j
+            while j < n && Self.isNameByte(bytes[j]) { j += 1 }
+            guard j > attributeStart, names.insert(bytes[attributeStart..<j]).inserted else { return nil }
+            while j < n && Self.isSpace(bytes[j]) { j += 1 }
+            guard j < n, bytes[j] == UInt8(ascii: "=") else { return nil }
+            j += 1
+            while j < n && Self.isSpace(bytes[j]) { j += 1 }
+            guard j < n, bytes[j] == UInt8(ascii: "\"") || bytes[j] == UInt8(ascii: "'") else { return nil }
+            let quote = bytes[j]
+            guard let close = bytes[(j + 1)..<n].firstIndex(of: quote), referencesValid(j + 1, close) else { return nil }
+            j = close + 1
+        }
+    }
+
+    static func isNameByte(_ b: UInt8) -> Bool {
+        b >= 0x80 || (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            || b == 0x5F || b == 0x3A || b == 0x2D || b == 0x2E
+    }
+
+    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
+    func find(_ pattern: [UInt8], from start: Int) -> Int? {
+        var j = start
+        while j + pattern.count <= n {
+            if bytes[j] == pattern[0] && bytes[j..<j + pattern.count].elementsEqual(pattern) { return j }
+            j += 1
+        }
+        return nil
+    }
+
+    /// Checks `&…;` references in text or an attribute value between `start` and `end`.
+    func referencesValid(_ start: Int, _ end: Int) -> Bool {
+        var j = start
+        while j < end {
+            if bytes[j] == UInt8(ascii: "<") { return false }
+            if bytes[j] == UInt8(ascii: "&") {
+                guard let semicolon = bytes[j..<end].firstIndex(of: UInt8(ascii: ";")) else { return false }
+                let name = String(decoding: bytes[(j + 1)..<semicolon], as: UTF8.self)
+                let known = ["lt", "gt", "amp", "quot", "apos"].contains(name)
+                let numeric = name.hasPrefix("#x") ? name.dropFirst(2).allSatisfy(\.isHexDigit) && name.count > 2
+                    : name.hasPrefix("#") && name.count > 1 && name.dropFirst().allSatisfy(\.isNumber)
+                guard known || numeric else { return false }
+                j = semicolon
+            }
+            j += 1
+        }
+        return true
     }
 }

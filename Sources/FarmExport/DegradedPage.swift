@@ -1,5 +1,6 @@
 import FarmCore
 import FarmRender
+import FarmRuntime
 import FarmStore
 import Leptonica
 import QPDF
@@ -36,7 +37,7 @@ struct DegradedPage {
     /// For PDF/A-2B (`type`) the page carries the sRGB output intent and XMP (the merged document's replace them)
     /// and the placeholder's text is in an embedded font (DejaVu Sans Mono, the glyphs shown). Without the profile or the font installed, the page is still made, as a plain PDF
     /// page: a document keeps its page count before it keeps its conformance.
-    static func make(for page: PageRecord, source: PageSource?, documentName: String, pdfPages: SourcePDFPages,
+    static func make(for page: PageRecord, source: SourceRef?, documentName: String, pdfPages: SourcePDFPages,
                      type: PDFType = .pdfa2b) -> DegradedPage
     {
         let archive = type == .pdfa2b ? try? PDFAProfile.current().get() : nil
@@ -85,7 +86,7 @@ struct DegradedPage {
         return (try? FileSystem.read(path, limit: 4 << 20)).flatMap { TrueTypeFont($0, name: "DejaVuSansMono") }
     }()
 
-    private static func shown(_ source: PageSource, title: String, pdfPages: SourcePDFPages, archive: PDFAProfile?)
+    private static func shown(_ source: SourceRef, title: String, pdfPages: SourcePDFPages, archive: PDFAProfile?)
         -> Result<[UInt8], Reason>
     {
         guard source.kind != .invalid else { return .failure(Reason(message: "the file is not a page (refused at submit)")) }
@@ -103,7 +104,7 @@ struct DegradedPage {
 
     /// The bytes of `source`'s file as it was submitted, or why not: read by the one reader of a page's file
     /// (`SourceRef.read`: no link, a regular file, within `maxSourceBytes`, the size and SHA-256 the store kept).
-    static func checkedSource(_ source: PageSource) -> Result<[UInt8], Reason> {
+    static func checkedSource(_ source: SourceRef) -> Result<[UInt8], Reason> {
         do throws(SourceError) {
             return .success(try source.read(limit: maxSourceBytes).bytes)
         } catch {
@@ -154,7 +155,7 @@ struct DegradedPage {
 /// Confined to one thread.
 final class SourcePDFPages {
     private let folder: String
-    private var source: PageSource?
+    private var source: SourceRef?
     private var files: [String] = []
 
     init(scratch: String, name: String) { folder = scratch + "/" + name }
@@ -162,7 +163,7 @@ final class SourcePDFPages {
     deinit { FileSystem.remove(folder) }
 
     /// The page files of `source` when it is the one split last (the same file, content hash and size).
-    func pages(of source: PageSource) -> [String]? {
+    func pages(of source: SourceRef) -> [String]? {
         guard let split = self.source, split.path == source.path, split.hash == source.hash, split.size == source.size,
               source.hash != nil
         else { return nil }
@@ -170,7 +171,7 @@ final class SourcePDFPages {
     }
 
     /// Splits `bytes` (the checked content of `source`) into page files.
-    func split(_ bytes: [UInt8], of source: PageSource) -> Result<[String], DegradedPage.Reason> {
+    func split(_ bytes: [UInt8], of source: SourceRef) -> Result<[String], DegradedPage.Reason> {
         FileSystem.remove(folder)
         self.source = nil
         files = []

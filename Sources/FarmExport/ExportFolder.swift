@@ -2,6 +2,7 @@ import FarmCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// The folder an export writes into (`--out`).
 ///

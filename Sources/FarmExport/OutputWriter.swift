@@ -3,6 +3,7 @@ import FarmRender
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// One page read for `OutputWriter`: its file, its place in it and how its reading ended.
 public struct OutputPage: Sendable {

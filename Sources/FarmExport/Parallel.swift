@@ -1,5 +1,6 @@
 import FarmCore
 import Synchronization
+import FarmRuntime
 
 /// Work spread over the cores with `NativeThread`s (no Dispatch: decision 0001).
 enum Parallel {

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmRender
+import FarmRuntime
 import FarmStore
 import QPDF
 
@@ -288,7 +289,7 @@ public final class StoreExport {
         var textPages = 0
         /// The PDF the document came in as, while every page so far is its page of the same number: the document's
         /// PDF is then that file with the text added (`DocumentPDF.overlay`), not a merge of the stored pages.
-        var wholeSource: PageSource?
+        var wholeSource: SourceRef?
         var oneSource: Bool
         var files = 0, pages = 0, degradedImages = 0, placeholders = 0
 
@@ -303,7 +304,7 @@ public final class StoreExport {
         }
 
         /// Follows whether every page so far is the page of the same number of one source PDF.
-        mutating func follow(_ source: PageSource?, of page: PageRecord) {
+        mutating func follow(_ source: SourceRef?, of page: PageRecord) {
             guard oneSource else { return }
             if let source, source.kind == .pdf, source.index == page.number - 1,
                wholeSource.map({ $0.path == source.path && $0.hash == source.hash && $0.size == source.size }) ?? true
@@ -340,7 +341,7 @@ public final class StoreExport {
 
     /// One page: a failed one as a degraded PDF page, a done one (or one being read again) in every format, and
     /// its text in the document's text.
-    private func exportPage(_ page: PageRecord, source: PageSource?, hasResult: Bool, of work: inout DocumentWork,
+    private func exportPage(_ page: PageRecord, source: SourceRef?, hasResult: Bool, of work: inout DocumentWork,
                             into folder: ExportFolder) throws {
         if page.state == .failed, let pdf = work.pdf {
             let stand = DegradedPage.make(for: page, source: source, documentName: work.document.name, pdfPages: work.pdfPages,
@@ -365,7 +366,7 @@ public final class StoreExport {
     /// Writes the page in every format of the options (its PDF into the document's); false when it had none.
     /// Formats not stored were rendered from the page's model (`renderAhead`), and its text read with it; a page
     /// stored with a rendering (frozen at OCR time, or an older store) exports that.
-    private func writeFormats(of page: PageRecord, source: PageSource?, work: inout DocumentWork,
+    private func writeFormats(of page: PageRecord, source: SourceRef?, work: inout DocumentWork,
                               into folder: ExportFolder) throws -> Bool {
         var written = false
         let rendered = ahead.removeValue(forKey: page.id)?.renderings ?? [:]
@@ -474,7 +475,7 @@ public final class StoreExport {
     /// The PDF `document` came in as, `source`, to lay its pages' text over (`DocumentPDF.publish`), or why not: the
     /// file changed or vanished since it was submitted (read and checked as for a degraded page), qpdf cannot read
     /// it, or its page count is not the document's.
-    private func overlaid(_ source: PageSource, of document: DocumentRecord) throws -> DocumentPDF.Source {
+    private func overlaid(_ source: SourceRef, of document: DocumentRecord) throws -> DocumentPDF.Source {
         let bytes: [UInt8]
         switch DegradedPage.checkedSource(source) {
         case .success(let read): bytes = read

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 import Leptonica
 import MicroHTTPD
@@ -159,7 +160,7 @@ public final class IIIFService: Sendable {
     /// checks, limits and decoded-image cache as the Image API's. Throws 404 for an unknown page, 503 when the
     /// store cannot be read.
     public func browserImage(of page: PageID) throws(PageImageError) -> BrowserImage {
-        let found: (source: PageSource, readSize: (width: Int, height: Int)?)?
+        let found: (source: SourceRef, readSize: (width: Int, height: Int)?)?
         do {
             found = try withStore { store in
                 guard let source = try store.source(of: page) else { return nil }

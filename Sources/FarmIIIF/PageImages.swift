@@ -120,7 +120,7 @@ public final class PageImages: @unchecked Sendable {
 
     /// The decoded image of `page`, from the cache or from its source.
     /// `readSize`: the pixel size a PDF page was read at (`Store.readSize(of:)`), which its rasterization takes.
-    func image(of page: PageID, source: PageSource, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
+    func image(of page: PageID, source: SourceRef, readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> Pix {
         // A cached image counts only while the file is the one it was made from (its place, size and time): a file
         // moved, replaced or changed since is read, and checked, again.
         let file = Self.fileKey(source)
@@ -160,7 +160,7 @@ public final class PageImages: @unchecked Sendable {
     /// What a cached image of `source` is keyed by besides its page: the file's path, device, inode, size and
     /// modification time (lstat, not through a link), and the hash recorded at submit; nil when it cannot be
     /// looked at (then nothing is cached, and reading it says why).
-    static func fileKey(_ source: PageSource) -> String? {
+    static func fileKey(_ source: SourceRef) -> String? {
         var info = stat()
         guard source.path.withCString({ lstat($0, &info) }) == 0 else { return nil }
         return "\(source.path.description)\u{0}\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
@@ -174,7 +174,7 @@ public final class PageImages: @unchecked Sendable {
     /// shape, and encoded: PNG for a bilevel or palette image, else JPEG. Kept in a small cache of its own, keyed by
     /// the page, its file (`fileKey`) and the size it was read at. The word boxes' space is the image's whole extent
     /// (the viewer scales them to it), so a smaller image keeps them in place.
-    public func browserImage(of page: PageID, source: PageSource,
+    public func browserImage(of page: PageID, source: SourceRef,
                              readSize: (width: Int, height: Int)? = nil) throws(PageImageError) -> BrowserImage {
         let file = Self.fileKey(source)
         let key = "\(page.rawValue) \(file ?? "-") \(readSize.map { "\($0.width)x\($0.height)" } ?? "-")"
@@ -241,7 +241,7 @@ public final class PageImages: @unchecked Sendable {
 
     /// The source's checked bytes, read by the one reader of a page's file (`SourceRef.read`); bytes of an old
     /// store's page, which has no hash to check them against, are given to `record` for the store to keep their hash.
-    static func checkedBytes(_ source: PageSource, record: HashRecorder? = nil) throws(PageImageError) -> [UInt8] {
+    static func checkedBytes(_ source: SourceRef, record: HashRecorder? = nil) throws(PageImageError) -> [UInt8] {
         if source.kind == .invalid { throw PageImageError(reason: "the page's file is not an image (refused at submit)") }
         do throws(SourceError) {
             let read = try source.read(limit: maxSourceBytes)
@@ -262,7 +262,7 @@ public final class PageImages: @unchecked Sendable {
     /// Keeps the hash of an old store's page file at its first read (`Store.recordSourceHash`).
     public typealias HashRecorder = @Sendable (SourceRef, SourceBytes) -> Void
 
-    static func decoded(_ source: PageSource, readSize: (width: Int, height: Int)? = nil,
+    static func decoded(_ source: SourceRef, readSize: (width: Int, height: Int)? = nil,
                         limits: RenderLimits = RenderLimits(), record: HashRecorder? = nil) throws(PageImageError) -> Pix {
         var bytes = try checkedBytes(source, record: record)
         var page = source.index
@@ -369,7 +369,7 @@ public final class PageImages: @unchecked Sendable {
     }
 
     /// The size of the source's image from its header, without decoding it (for a page that has no result).
-    static func size(of source: PageSource, record: HashRecorder? = nil) throws(PageImageError) -> (width: Int, height: Int) {
+    static func size(of source: SourceRef, record: HashRecorder? = nil) throws(PageImageError) -> (width: Int, height: Int) {
         // Rasterizing takes a second a page: a manifest of a PDF not read yet would take minutes.
         if source.kind == .pdf { throw PageImageError(reason: "a PDF page not read yet has no size without rasterizing it") }
         let bytes = try checkedBytes(source, record: record)

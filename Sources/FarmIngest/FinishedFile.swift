@@ -1,5 +1,6 @@
 import Crypto
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// A finished file of a watched folder moved to the done folder (`watch --done-to`), with the store following it

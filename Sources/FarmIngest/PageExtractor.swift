@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import Leptonica
 import QPDF
 

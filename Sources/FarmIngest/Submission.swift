@@ -1,5 +1,6 @@
 import Crypto
 import FarmCore
+import FarmRuntime
 import FarmStore
 import Leptonica
 #if canImport(Glibc)

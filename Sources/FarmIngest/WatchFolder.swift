@@ -2,6 +2,7 @@ import FarmCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// A folder tree watched with inotify, and the files in it that are complete: written and closed (or moved in)
 /// and then left alone for a quiet period, with the same size and modification time at the end of it.

@@ -172,31 +172,9 @@ public final class PageProcessor {
         // shown; `pdfPicture`), and timed as a stage of its own.
         var pdf: [UInt8]?
         if outputs.contains(.pdf) && sourcePDF == nil {
-            let renderStart = Clock.monotonicNanoseconds
-            // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
-            // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
-            // The recognized page's pixels per pixel of the file (the scale stage enlarges small print).
-            let scale = 1 / PDFRendering.scale(of: context.toOriginal, width: image.width, height: image.height)
-            let resolution = PageResolution.choose(width: image.width, height: image.height, declared: corrected.declaredResolution,
-                                                   lineHeights: result.lines.map(\.box.height),
-                                                   option: options.imageDPI.map { _ in corrected.declaredResolution },
-                                                   scale: scale)
-            if resolution.source != .file {
-                // In the file's pixels, as a scanner's setting is given, with the page's size it makes.
-                var finding: [(String, JSON)] = [("dpi", .rounded(resolution.dpi / scale, places: 1)),
-                                                 ("source", JSON(resolution.source.rawValue)),
-                                                 ("page_cm", .array([.rounded(Double(image.width) / resolution.dpi * 2.54, places: 1),
-                                                                     .rounded(Double(image.height) / resolution.dpi * 2.54, places: 1)]))]
-                if let why = resolution.why { finding.append(("why", JSON(why))) }
-                if let bound = resolution.bound { finding.append(("bound", JSON(bound))) }
-                context.record("resolution", .object(finding))
-            }
-            let picture = try pdfPicture(file: file, index: pageNumber - 1, exifOrientation: exifOrientation, image: image,
-                                         context: context, options: options, resolution: resolution.dpi,
-                                         originalResolution: resolution.source == .file && fileResolution > 0 ? Double(fileResolution) : nil)
-            context.record("pdf_image", .object([("image", JSON(picture.choice)), ("kept", JSON(picture.kept))]))
-            pdf = try PDFRendering.page(result, picture: picture, title: sourceName, type: options.pdfType)
-            result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+            pdf = try renderedPDF(result: &result, image: image, declaredResolution: corrected.declaredResolution,
+                                  fileResolution: fileResolution, file: file, pageNumber: pageNumber,
+                                  exifOrientation: exifOrientation, context: &context, options: options, sourceName: sourceName)
         }
         result.timings = [decodeTime] + context.timings + result.timings
         // The stages' findings, then the recognizer's (the accurate level's readings).
@@ -219,18 +197,7 @@ public final class PageProcessor {
         result.originalWidth = context.originalWidth
         result.originalHeight = context.originalHeight
         if let sourcePDF {
-            let renderStart = Clock.monotonicNanoseconds
-            pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
-                                                onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
-            if let page = pdf, options.pdfType == .pdfa2b {
-                let archived = try PDFTextOverlay.archived(page, title: sourceName)
-                pdf = archived.pdf
-                if case .object(var fields) = result.findings {
-                    fields.append(("pdf_a", archived.finding))
-                    result.findings = .object(fields)
-                }
-            }
-            result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+            pdf = try Self.overlaid(sourcePDF, result: &result, pageNumber: pageNumber, options: options, sourceName: sourceName)
         }
         if engine != .none {
             Self.analyze(&result, with: analyzer, page: image, options: options)
@@ -239,6 +206,58 @@ public final class PageProcessor {
                                               languages: requestedLanguages, created: Clock.now,
                                               creator: Self.documentCreator(of: result))
         return RecognizedPage(result: result, renderings: renderings)
+    }
+
+    /// The page's PDF rendered from the result as read (boxes on the recognized page, mapped onto the picture
+    /// shown; `pdfPicture`), timed as a stage of its own; the resolution chosen and the picture are findings.
+    private func renderedPDF(result: inout PageResult, image: Pix, declaredResolution: Int, fileResolution: Int,
+                             file: [UInt8]?, pageNumber: Int, exifOrientation: Int, context: inout PageContext,
+                             options: PageOptions, sourceName: String) throws(PageFailure) -> [UInt8] {
+        let renderStart = Clock.monotonicNanoseconds
+        // The page's size on paper: the file's resolution when it makes a paper-sized page, else inferred
+        // from the page's shape and text (an A4 PNG without one is an A4 page, not 6.4 inches wide).
+        // The recognized page's pixels per pixel of the file (the scale stage enlarges small print).
+        let scale = 1 / PDFRendering.scale(of: context.toOriginal, width: image.width, height: image.height)
+        let resolution = PageResolution.choose(width: image.width, height: image.height, declared: declaredResolution,
+                                               lineHeights: result.lines.map(\.box.height),
+                                               option: options.imageDPI.map { _ in declaredResolution },
+                                               scale: scale)
+        if resolution.source != .file {
+            // In the file's pixels, as a scanner's setting is given, with the page's size it makes.
+            var finding: [(String, JSON)] = [("dpi", .rounded(resolution.dpi / scale, places: 1)),
+                                             ("source", JSON(resolution.source.rawValue)),
+                                             ("page_cm", .array([.rounded(Double(image.width) / resolution.dpi * 2.54, places: 1),
+                                                                 .rounded(Double(image.height) / resolution.dpi * 2.54, places: 1)]))]
+            if let why = resolution.why { finding.append(("why", JSON(why))) }
+            if let bound = resolution.bound { finding.append(("bound", JSON(bound))) }
+            context.record("resolution", .object(finding))
+        }
+        let picture = try pdfPicture(file: file, index: pageNumber - 1, exifOrientation: exifOrientation, image: image,
+                                     context: context, options: options, resolution: resolution.dpi,
+                                     originalResolution: resolution.source == .file && fileResolution > 0 ? Double(fileResolution) : nil)
+        context.record("pdf_image", .object([("image", JSON(picture.choice)), ("kept", JSON(picture.kept))]))
+        let pdf = try PDFRendering.page(result, picture: picture, title: sourceName, type: options.pdfType)
+        result.timings.append(StageTiming(stage: PDFRendering.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+        return pdf
+    }
+
+    /// A PDF's page with the result's text laid over its own content (PDF/A-2B when asked, its finding added),
+    /// timed as a stage of its own.
+    private static func overlaid(_ sourcePDF: [UInt8], result: inout PageResult, pageNumber: Int, options: PageOptions,
+                                 sourceName: String) throws(PageFailure) -> [UInt8] {
+        let renderStart = Clock.monotonicNanoseconds
+        var pdf = try PDFTextOverlay.addingText(to: sourcePDF, name: sourceName, pages: [(pageNumber - 1, result)],
+                                                onlyPage: pageNumber - 1, replacingEarlier: options.pdfText == .redo)
+        if options.pdfType == .pdfa2b {
+            let archived = try PDFTextOverlay.archived(pdf, title: sourceName)
+            pdf = archived.pdf
+            if case .object(var fields) = result.findings {
+                fields.append(("pdf_a", archived.finding))
+                result.findings = .object(fields)
+            }
+        }
+        result.timings.append(StageTiming(stage: PDFTextOverlay.stage, milliseconds: Clock.milliseconds(since: renderStart)))
+        return pdf
     }
 
     /// The picture the page's PDF shows (`PageOptions.pdfImage`; `resolution` is the recognized page's, `originalResolution`

@@ -51,7 +51,7 @@ public enum ALTO {
     /// `page(page)`, appended to `out`.
     public static func write(_ page: ExportPage, into out: inout ByteWriter) {
         let n = page.number
-        let language = page.language, mainLanguage = page.languages.first, warped = page.isWarped
+        let language = page.language, warped = page.isWarped
         out.add("    <Page ID=\"page_")
         out.add(n)
         out.add("\" PHYSICAL_IMG_NR=\"")
@@ -95,65 +95,78 @@ public enum ALTO {
             for paragraph in block.paragraphs {
                 for textLine in paragraph.lines {
                     line += 1
-                    out.add("          <TextLine ID=\"line_")
-                    out.add(n)
-                    out.add("_")
-                    out.add(line)
-                    out.add("\" ")
-                    position(page.lineBoxes[line - 1].bounds, into: &out)
-                    out.add(">\n")
-                    if warped { shape(page.lineBoxes[line - 1], indent: 12, into: &out) }
-                    var previous: (text: String, bounds: Rect)?
-                    for w in textLine.words {
-                        word += 1
-                        let current = page.wordBoxes[word - 1].bounds
-                        // An SP only where the text has a space (none between Chinese or Japanese words).
-                        if let previous, Scripts.isSpaced(previous.text, w.text) {
-                            out.add("            <SP WIDTH=\"")
-                            out.add(max(0, current.x - previous.bounds.maxX))
-                            out.add("\" HPOS=\"")
-                            out.add(previous.bounds.maxX)
-                            out.add("\" VPOS=\"")
-                            out.add(previous.bounds.y)
-                            out.add("\"/>\n")
-                        }
-                        previous = (w.text, current)
-                        out.add("            <String ID=\"string_")
-                        out.add(n)
-                        out.add("_")
-                        out.add(word)
-                        out.add("\" ")
-                        position(current, into: &out)
-                        out.add(" WC=\"")
-                        write(thousandths: w.confidence / 100, into: &out)
-                        out.add("\" CONTENT=\"")
-                        out.add(escaped: w.text)
-                        out.add("\"")
-                        if let language = w.language, language != mainLanguage {
-                            out.add(" LANG=\"")
-                            out.add(escaped: language)
-                            out.add("\"")
-                        }
-                        if !warped && w.candidates.count < 2 {
-                            out.add("/>\n")
-                        } else {
-                            out.add(">\n")
-                            if warped { shape(page.wordBoxes[word - 1], indent: 14, into: &out) }
-                            // Other readings of the word (the first candidate is the word itself).
-                            for candidate in w.candidates.dropFirst() {
-                                out.add("              <ALTERNATIVE>")
-                                out.add(escaped: candidate.text)
-                                out.add("</ALTERNATIVE>\n")
-                            }
-                            out.add("            </String>\n")
-                        }
-                    }
-                    out.add("          </TextLine>\n")
+                    write(textLine, number: line, of: page, warped: warped, word: &word, into: &out)
                 }
             }
             out.add("        </TextBlock>\n")
         }
         out.add("      </PrintSpace>\n    </Page>\n")
+    }
+
+    /// One `TextLine` (the page's `number`th line) with its words (`word`: the words written before it, counted
+    /// on), an `SP` between words where the text has a space.
+    private static func write(_ textLine: Line, number line: Int, of page: ExportPage, warped: Bool, word: inout Int,
+                              into out: inout ByteWriter) {
+        let n = page.number
+        out.add("          <TextLine ID=\"line_")
+        out.add(n)
+        out.add("_")
+        out.add(line)
+        out.add("\" ")
+        position(page.lineBoxes[line - 1].bounds, into: &out)
+        out.add(">\n")
+        if warped { shape(page.lineBoxes[line - 1], indent: 12, into: &out) }
+        var previous: (text: String, bounds: Rect)?
+        for w in textLine.words {
+            word += 1
+            let current = page.wordBoxes[word - 1].bounds
+            // An SP only where the text has a space (none between Chinese or Japanese words).
+            if let previous, Scripts.isSpaced(previous.text, w.text) {
+                out.add("            <SP WIDTH=\"")
+                out.add(max(0, current.x - previous.bounds.maxX))
+                out.add("\" HPOS=\"")
+                out.add(previous.bounds.maxX)
+                out.add("\" VPOS=\"")
+                out.add(previous.bounds.y)
+                out.add("\"/>\n")
+            }
+            previous = (w.text, current)
+            write(w, number: word, of: page, warped: warped, into: &out)
+        }
+        out.add("          </TextLine>\n")
+    }
+
+    /// One `String` (the page's `number`th word), with its shape when the page was warped and its other readings.
+    private static func write(_ w: Word, number word: Int, of page: ExportPage, warped: Bool, into out: inout ByteWriter) {
+        out.add("            <String ID=\"string_")
+        out.add(page.number)
+        out.add("_")
+        out.add(word)
+        out.add("\" ")
+        position(page.wordBoxes[word - 1].bounds, into: &out)
+        out.add(" WC=\"")
+        write(thousandths: w.confidence / 100, into: &out)
+        out.add("\" CONTENT=\"")
+        out.add(escaped: w.text)
+        out.add("\"")
+        if let language = w.language, language != page.languages.first {
+            out.add(" LANG=\"")
+            out.add(escaped: language)
+            out.add("\"")
+        }
+        if !warped && w.candidates.count < 2 {
+            out.add("/>\n")
+        } else {
+            out.add(">\n")
+            if warped { shape(page.wordBoxes[word - 1], indent: 14, into: &out) }
+            // Other readings of the word (the first candidate is the word itself).
+            for candidate in w.candidates.dropFirst() {
+                out.add("              <ALTERNATIVE>")
+                out.add(escaped: candidate.text)
+                out.add("</ALTERNATIVE>\n")
+            }
+            out.add("            </String>\n")
+        }
     }
 
     static func position(_ r: Rect, into out: inout ByteWriter) {

@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// What a PDF/A-2B file carries besides what every PDF of ours has: the colour profile of its output intent and
 /// the time stamped, in both syntaxes, into `/Info` and the XMP metadata.
@@ -221,66 +222,29 @@ public struct TrueTypeFont: Sendable {
     /// the tables a PDF reader does not use (layout, kerning, device metrics) left out. A whole DejaVu Sans Mono is
     /// 200 KB compressed on every placeholder page; this keeps a few KB. Nil when the outlines cannot be read.
     public func subset(_ codes: Set<UInt32>) -> [UInt8]? {
-        let font = program
-        func u16(_ at: Int) -> Int? { at >= 0 && at + 2 <= font.count ? Int(font[at]) << 8 | Int(font[at + 1]) : nil }
-        func u32(_ at: Int) -> Int? { guard let hi = u16(at), let lo = u16(at + 2) else { return nil }; return hi << 16 | lo }
-        guard let tableCount = u16(4) else { return nil }
-        var tables: [(tag: String, offset: Int, length: Int)] = []
-        for index in 0..<tableCount {
-            let record = 12 + 16 * index
-            guard let offset = u32(record + 8), let length = u32(record + 12), offset + length <= font.count else { return nil }
-            tables.append((String(decoding: font[record..<record + 4], as: UTF8.self), offset, length))
-        }
+        let font = FontProgram(bytes: program)
+        guard let tables = font.tables() else { return nil }
         func table(_ tag: String) -> (offset: Int, length: Int)? { tables.first { $0.tag == tag }.map { ($0.offset, $0.length) } }
         guard let head = table("head"), let maxp = table("maxp"), let loca = table("loca"), let glyf = table("glyf"),
-              let glyphCount = u16(maxp.offset + 4), let longOffsets = u16(head.offset + 50)
+              let glyphCount = font.u16(maxp.offset + 4), let longOffsets = font.u16(head.offset + 50)
         else { return nil }
-        func location(_ glyph: Int) -> Int? {
-            longOffsets == 1 ? u32(loca.offset + 4 * glyph) : u16(loca.offset + 2 * glyph).map { $0 * 2 }
+        let outlines = FontProgram.Outlines(glyf: glyf.offset, glyphCount: glyphCount) { glyph in
+            longOffsets == 1 ? font.u32(loca.offset + 4 * glyph) : font.u16(loca.offset + 2 * glyph).map { $0 * 2 }
         }
-        // The glyphs shown, and (for composite glyphs such as accented letters) the glyphs they are made of.
-        var keep: Set<Int> = []
-        var pending = [0] + codes.compactMap { $0 <= 0xFFFF ? glyphs[UInt16($0)] : nil }
-        while let glyph = pending.popLast() {
-            guard glyph < glyphCount, keep.insert(glyph).inserted else { continue }
-            guard let start = location(glyph), let end = location(glyph + 1), end > start, let contours = u16(glyf.offset + start),
-                  contours >= 0x8000
-            else { continue }
-            var at = glyf.offset + start + 10
-            while let flags = u16(at), let component = u16(at + 2) {
-                pending.append(component)
-                at += 4 + (flags & 1 != 0 ? 4 : 2) + (flags & 8 != 0 ? 2 : flags & 0x40 != 0 ? 4 : flags & 0x80 != 0 ? 8 : 0)
-                if flags & 0x20 == 0 { break }
-            }
-        }
-        var newGlyf: [UInt8] = [], offsets: [Int] = []
-        func append32(_ value: Int, to bytes: inout [UInt8]) {
-            bytes += [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
-        }
-        for glyph in 0...glyphCount {
-            offsets.append(newGlyf.count)
-            guard glyph < glyphCount, keep.contains(glyph) else { continue }
-            guard let start = location(glyph), let end = location(glyph + 1), start <= end, glyf.offset + end <= font.count else { return nil }
-            newGlyf += font[(glyf.offset + start)..<(glyf.offset + end)]
-            while newGlyf.count % 4 != 0 { newGlyf.append(0) }
-        }
-        // Short offsets (half the real ones; every glyph starts at an even offset) when the outlines are under 128 KB.
-        let short = newGlyf.count < 0x20000
-        var newLoca: [UInt8] = []
-        for offset in offsets {
-            if short { newLoca += [UInt8((offset / 2) >> 8), UInt8((offset / 2) & 0xFF)] } else { append32(offset, to: &newLoca) }
-        }
+        let shown = [0] + codes.compactMap { $0 <= 0xFFFF ? glyphs[UInt16($0)] : nil }
+        let keep = font.glyphs(shown, withComponentsIn: outlines)
+        guard let rebuilt = font.outlines(keeping: keep, of: outlines) else { return nil }
         let kept = ["cmap", "cvt ", "fpgm", "glyf", "head", "hhea", "hmtx", "loca", "maxp", "name", "OS/2", "post", "prep"]
         var parts: [(tag: String, data: [UInt8])] = []
         for entry in tables where kept.contains(entry.tag) {
-            var data = Array(font[entry.offset..<entry.offset + entry.length])
+            var data = Array(program[entry.offset..<entry.offset + entry.length])
             switch entry.tag {
-            case "glyf": data = newGlyf
-            case "loca": data = newLoca
+            case "glyf": data = rebuilt.glyf
+            case "loca": data = rebuilt.loca
             case "head":
                 guard data.count >= 54 else { return nil }
                 data[8...11] = [0, 0, 0, 0]    // checkSumAdjustment, set below
-                data[50...51] = [0, short ? 0 : 1]
+                data[50...51] = [0, rebuilt.short ? 0 : 1]
             case "post":
                 // Version 3: no glyph names (32 KB of them in DejaVu), which a PDF reader does not use.
                 guard data.count >= 32 else { return nil }
@@ -289,15 +253,92 @@ public struct TrueTypeFont: Sendable {
             }
             parts.append((entry.tag, data))
         }
-        func checksum(_ bytes: [UInt8]) -> UInt32 {
-            var sum: UInt32 = 0
-            for index in stride(from: 0, to: bytes.count, by: 4) {
-                var word: UInt32 = 0
-                for byte in 0..<4 { word = word << 8 | UInt32(index + byte < bytes.count ? bytes[index + byte] : 0) }
-                sum = sum &+ word
-            }
-            return sum
+        return FontProgram.assembled(parts)
+    }
+
+    /// The font has a glyph for this Latin-1 character.
+    public func has(_ code: UInt32) -> Bool { code <= 0xFFFF && advances[UInt16(code)] != nil }
+
+    /// Advance width of a Latin-1 character in 1/1000 of the font size (0 for one the font lacks).
+    public func width(_ code: Int) -> Int {
+        guard code >= 0, code <= 0xFFFF, let advance = advances[UInt16(code)] else { return 0 }
+        return Int((Double(advance) * 1000 / Double(unitsPerEm)).rounded())
+    }
+
+    func scaled(_ value: Int) -> Int { Int((Double(value) * 1000 / Double(unitsPerEm)).rounded()) }
+}
+
+/// The bytes of a TrueType font program, read big-endian (nil past the end), and the steps of
+/// `TrueTypeFont.subset`.
+private struct FontProgram {
+    let bytes: [UInt8]
+
+    /// Where the outlines are: the `glyf` table's offset, the glyph count (`maxp`) and each glyph's offset in
+    /// `glyf` (`loca`, short or long).
+    struct Outlines {
+        let glyf: Int
+        let glyphCount: Int
+        let location: (Int) -> Int?
+    }
+
+    func u16(_ at: Int) -> Int? { at >= 0 && at + 2 <= bytes.count ? Int(bytes[at]) << 8 | Int(bytes[at + 1]) : nil }
+    func u32(_ at: Int) -> Int? { guard let hi = u16(at), let lo = u16(at + 2) else { return nil }; return hi << 16 | lo }
+
+    /// The table directory; nil when a table runs past the end.
+    func tables() -> [(tag: String, offset: Int, length: Int)]? {
+        guard let tableCount = u16(4) else { return nil }
+        var tables: [(tag: String, offset: Int, length: Int)] = []
+        for index in 0..<tableCount {
+            let record = 12 + 16 * index
+            guard let offset = u32(record + 8), let length = u32(record + 12), offset + length <= bytes.count else { return nil }
+            tables.append((String(decoding: bytes[record..<record + 4], as: UTF8.self), offset, length))
         }
+        return tables
+    }
+
+    /// The glyphs shown, and (for composite glyphs such as accented letters) the glyphs they are made of.
+    func glyphs(_ shown: [Int], withComponentsIn outlines: Outlines) -> Set<Int> {
+        var keep: Set<Int> = []
+        var pending = shown
+        while let glyph = pending.popLast() {
+            guard glyph < outlines.glyphCount, keep.insert(glyph).inserted else { continue }
+            guard let start = outlines.location(glyph), let end = outlines.location(glyph + 1), end > start,
+                  let contours = u16(outlines.glyf + start), contours >= 0x8000
+            else { continue }
+            var at = outlines.glyf + start + 10
+            while let flags = u16(at), let component = u16(at + 2) {
+                pending.append(component)
+                at += 4 + (flags & 1 != 0 ? 4 : 2) + (flags & 8 != 0 ? 2 : flags & 0x40 != 0 ? 4 : flags & 0x80 != 0 ? 8 : 0)
+                if flags & 0x20 == 0 { break }
+            }
+        }
+        return keep
+    }
+
+    /// New `glyf` and `loca` tables with the outlines of `keep` only, every other glyph empty; `short` when `loca`
+    /// has short offsets (half the real ones; every glyph starts at an even offset: outlines under 128 KB).
+    func outlines(keeping keep: Set<Int>, of outlines: Outlines) -> (glyf: [UInt8], loca: [UInt8], short: Bool)? {
+        var newGlyf: [UInt8] = [], offsets: [Int] = []
+        for glyph in 0...outlines.glyphCount {
+            offsets.append(newGlyf.count)
+            guard glyph < outlines.glyphCount, keep.contains(glyph) else { continue }
+            guard let start = outlines.location(glyph), let end = outlines.location(glyph + 1), start <= end,
+                  outlines.glyf + end <= bytes.count
+            else { return nil }
+            newGlyf += bytes[(outlines.glyf + start)..<(outlines.glyf + end)]
+            while newGlyf.count % 4 != 0 { newGlyf.append(0) }
+        }
+        let short = newGlyf.count < 0x20000
+        var newLoca: [UInt8] = []
+        for offset in offsets {
+            if short { newLoca += [UInt8((offset / 2) >> 8), UInt8((offset / 2) & 0xFF)] } else { Self.append32(offset, to: &newLoca) }
+        }
+        return (newGlyf, newLoca, short)
+    }
+
+    /// A font file of `parts`: the table directory with each table's checksum, the tables 4-byte aligned, and
+    /// `head`'s checkSumAdjustment.
+    static func assembled(_ parts: [(tag: String, data: [UInt8])]) -> [UInt8] {
         var out: [UInt8] = [0, 1, 0, 0, UInt8(parts.count >> 8), UInt8(parts.count & 0xFF)]
         var power = 1, log = 0
         while power * 2 <= parts.count { power *= 2; log += 1 }
@@ -322,14 +363,17 @@ public struct TrueTypeFont: Sendable {
         return out
     }
 
-    /// The font has a glyph for this Latin-1 character.
-    public func has(_ code: UInt32) -> Bool { code <= 0xFFFF && advances[UInt16(code)] != nil }
-
-    /// Advance width of a Latin-1 character in 1/1000 of the font size (0 for one the font lacks).
-    public func width(_ code: Int) -> Int {
-        guard code >= 0, code <= 0xFFFF, let advance = advances[UInt16(code)] else { return 0 }
-        return Int((Double(advance) * 1000 / Double(unitsPerEm)).rounded())
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var sum: UInt32 = 0
+        for index in stride(from: 0, to: bytes.count, by: 4) {
+            var word: UInt32 = 0
+            for byte in 0..<4 { word = word << 8 | UInt32(index + byte < bytes.count ? bytes[index + byte] : 0) }
+            sum = sum &+ word
+        }
+        return sum
     }
 
-    func scaled(_ value: Int) -> Int { Int((Double(value) * 1000 / Double(unitsPerEm)).rounded()) }
+    static func append32(_ value: Int, to bytes: inout [UInt8]) {
+        bytes += [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
 }

@@ -2,6 +2,7 @@ import FarmCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// One coordinator per store: an exclusive `flock` on the store file itself and on `STORE-lock`, held for the
 /// coordinator's (or `run`'s) life.

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 
 /// Pages by state.
 public struct PageCounts: Sendable, Equatable {

@@ -3,6 +3,7 @@ import FarmCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// A page's source file as the store knows it: its path, what kind of file, which page or frame of it (from 0), and
 /// the size and SHA-256 (hex) it had when it was submitted (nil for pages submitted before they were recorded).
@@ -23,16 +24,6 @@ public struct SourceRef: Sendable, Equatable {
         self.size = size
     }
 }
-
-extension QueuedPage {
-    /// The page's source file as submitted (dispatch sends its part instead when it has one).
-    public var sourceRef: SourceRef {
-        SourceRef(path: source, index: index, kind: kind, hash: sourceHash, size: sourceSize)
-    }
-}
-
-/// The store's name for a page's source before decision 0088; the same value.
-public typealias PageSource = SourceRef
 
 /// A page's file as read and checked: its bytes, their SHA-256 (hex), and whether the store had no hash to check
 /// them against (an old store: the caller records `sha256` through `Store.recordSourceHash`).

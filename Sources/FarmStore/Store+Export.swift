@@ -31,10 +31,10 @@ extension Store {
     }
 
     /// Where a page comes from, as submitted: for an export to show a page that failed for good as its image.
-    public func source(of page: PageID) throws -> PageSource? {
+    public func source(of page: PageID) throws -> SourceRef? {
         try connection.cached("SELECT source_path, source_index, source_kind, source_hash, source_size FROM pages WHERE id = ?")
             .first([.integer(page.rawValue)]) { row in
-                PageSource(path: RawPath(bytes: row.blob(0)), index: row.int(1), kind: SourceKind(rawValue: row.text(2)) ?? .image,
+                SourceRef(path: RawPath(bytes: row.blob(0)), index: row.int(1), kind: SourceKind(rawValue: row.text(2)) ?? .image,
                            hash: row.optionalText(3), size: row.optionalInt(4))
             }
     }

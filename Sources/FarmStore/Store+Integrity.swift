@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import SQLite
 
 extension Store {

@@ -8,15 +8,12 @@ public struct QueuedPage: Sendable {
     public let documentName: String
     public let number: Int
     public let pageCount: Int
-    public let source: RawPath
-    public let index: Int
-    public let kind: SourceKind
+    /// The page's source file as submitted: path, kind, page or frame, size and SHA-256 (dispatch sends its part
+    /// instead when it has one).
+    public let source: SourceRef
     public let priority: Int
     /// The document's options as stored (JSON text); the coordinator parses each document's once.
     public let optionsJSON: String
-    /// The source file as submitted (nil for pages submitted before it was recorded).
-    public var sourceHash: String? = nil
-    public var sourceSize: Int? = nil
     /// The page split out of its multi-page file at submit: what dispatch sends instead of the whole file.
     public var part: PagePart? = nil
 }
@@ -36,11 +33,13 @@ extension Store {
             LIMIT ?
             """).rows([.real(now), .integer(Int64(limit))]) { row in
             QueuedPage(id: PageID(row.int64(0)), document: DocumentID(row.int64(1)), documentName: row.text(7),
-                       number: row.int(2), pageCount: row.int(9), source: RawPath(bytes: row.blob(3)),
+                       number: row.int(2), pageCount: row.int(9),
                        // A kind this coordinator does not know goes out as an image, as it always has: the
                        // worker's decoder tells what the bytes are.
-                       index: row.int(4), kind: SourceKind(rawValue: row.text(5)) ?? .image, priority: row.int(6), optionsJSON: row.text(8),
-                       sourceHash: row.optionalText(10), sourceSize: row.optionalInt(11),
+                       source: SourceRef(path: RawPath(bytes: row.blob(3)), index: row.int(4),
+                                         kind: SourceKind(rawValue: row.text(5)) ?? .image,
+                                         hash: row.optionalText(10), size: row.optionalInt(11)),
+                       priority: row.int(6), optionsJSON: row.text(8),
                        part: row.optionalText(13).map { PagePart(path: RawPath(bytes: row.blob(12)), sha256: $0, size: row.int(14)) })
         }
     }

@@ -5,6 +5,7 @@ import Crypto
 import FarmCore
 import FarmIngest
 import FarmRender
+import FarmRuntime
 import FarmStore
 import MicroHTTPD
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Crypto
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// The document-done webhook: each document that finishes (no page queued or leased) is POSTed as JSON

@@ -3,6 +3,7 @@ import Crypto
 import FarmCore
 import FarmPipeline
 import FarmProtocol
+import FarmRuntime
 import ZeroMQ
 
 /// A job handed to a slot, tagged with the connection it came on.

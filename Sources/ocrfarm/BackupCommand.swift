@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm backup`: an online copy of the store.

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// A subcommand: its name, one-line abstract, usage and options live next to each other, and `help`, usage

@@ -1,5 +1,6 @@
 import FarmCoordinator
 import FarmCore
+import FarmRuntime
 import ZeroMQ
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import FarmCore
 import FarmExport
 import FarmIIIF
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm export`: the store's results as files.

@@ -1,5 +1,6 @@
 import FarmCoordinator
 import FarmCore
+import FarmRuntime
 import FarmStore
 import ZeroMQ
 

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmPipeline
+import FarmRuntime
 import Leptonica
 
 /// `ocrfarm inspect`: what the seeing stages do to one image.

@@ -4,6 +4,7 @@ import FarmPipeline
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// `ocrfarm ocr`: OCR image files in this process, with no store.
 struct OCRCommand: Command {

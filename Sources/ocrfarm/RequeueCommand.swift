@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm requeue`: return failed or stuck pages to the queue.

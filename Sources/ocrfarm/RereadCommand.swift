@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm reread`: read a document's done pages again with other options.

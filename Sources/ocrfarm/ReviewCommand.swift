@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm review`: the pages (and documents) most worth checking by eye, weakest first.

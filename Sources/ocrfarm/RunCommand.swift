@@ -198,13 +198,6 @@ struct RunCommand: Command {
         }
         if failures.count > 20 { Console.error("  … and \(failures.count - 20) more (ocrfarm status --store \(storePath))") }
     }
-
-    static func duration(_ seconds: Double) -> String {
-        let s = Int(seconds.rounded())
-        if s < 60 { return "\(s) s" }
-        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
-        return "\(s / 3600) h \((s % 3600) / 60) min"
-    }
 }
 
 /// What a run reads: the documents with work, their pages by state when it started, and what its submit did.
@@ -250,7 +243,7 @@ private struct RunProgress {
         let failedSoFar = (scope.initial[.failed] ?? 0) + counters.failed
         if failedSoFar > 0 { line += " (\(failedSoFar) failed)" }
         line += " | \(Format.fixed(rate, 2)) pages/s"
-        if rate > 0 && remaining > 0 { line += " | ETA " + RunCommand.duration(Double(remaining) / rate) }
+        if rate > 0 && remaining > 0 { line += " | ETA " + Format.duration(Double(remaining) / rate) }
         bar.show(line)
         if !Console.errorIsTerminal && now - lastPlainLine >= 10_000 {
             Console.error(line)

@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import FarmStore
 
 /// `ocrfarm search`: pages whose text matches a query, from the store's full-text index.

@@ -109,19 +109,12 @@ struct StatusCommand: Command {
         return .success
     }
 
-    private func render(_ report: FarmReport, framed: Bool, quality: (review: QualityReview, belowHalf: Int)? = nil) -> String {
+    private func render(_ report: FarmReport, framed: Bool, quality: QualitySummary? = nil) -> String {
         switch format {
         case .json:
             var json = report.json
             if let quality, case .object(var fields) = json {
-                fields.append(("quality", .object([
-                    ("measured", JSON(quality.review.measured)), ("unmeasured", JSON(quality.review.unmeasured)),
-                    ("below_half", JSON(quality.belowHalf)),
-                    ("weakest", .array(quality.review.pages.map {
-                        .object([("document", JSON($0.document.name)), ("page", JSON($0.number)),
-                                 ("figure", .rounded($0.quality.figure, places: 3))])
-                    })),
-                ])))
+                fields.append(("quality", quality.json))
                 json = .object(fields)
             }
             return framed ? json.rendered + "\n" : json.pretty + "\n"
@@ -129,26 +122,22 @@ struct StatusCommand: Command {
             return (framed ? "# ocrfarm status at \(Clock.iso8601(report.generatedAt))\n" : "") + report.prometheus
         case .text:
             var text = (framed ? "ocrfarm status at \(Clock.iso8601(report.generatedAt)) (every 2 s; Ctrl-C stops)\n" : "")
-                + StatusText.render(report)
+                + report.text
             if let quality {
                 if !text.hasSuffix("\n") { text += "\n" }
-                text += "quality: \(quality.review.measured) pages measured"
-                    + (quality.review.unmeasured > 0 ? " (\(quality.review.unmeasured) not)" : "")
-                    + ", \(quality.belowHalf) below 0.5"
-                    + (quality.review.pages.isEmpty ? "" : "; weakest: " + quality.review.pages.map {
-                        "\(Printable.text($0.document.name)) p\($0.number) \(FarmCore.Format.fixed($0.quality.figure, 2))"
-                    }.joined(separator: ", ")) + " (ocrfarm review for more)\n"
+                text += quality.text
             }
             return text
         }
     }
 
     /// `--quality`: the weakest 5 pages of the scope and how many are below 0.5; nil without the option.
-    private func qualitySummary(_ store: Store, scope: [DocumentRecord]?) throws -> (review: QualityReview, belowHalf: Int)? {
+    private func qualitySummary(_ store: Store, scope: [DocumentRecord]?) throws -> QualitySummary? {
         guard quality else { return nil }
         return try store.read {
             let ids = scope?.map(\.id)
-            return (try store.qualityReview(limit: 5, documents: ids), try store.qualityCount(below: 0.5, documents: ids))
+            return QualitySummary(review: try store.qualityReview(limit: 5, documents: ids),
+                                  belowHalf: try store.qualityCount(below: 0.5, documents: ids))
         }
     }
 
@@ -158,7 +147,7 @@ struct StatusCommand: Command {
     /// (mid-word) would push the frame down a row at each redraw.
     static func redrawn(_ frame: String, first: Bool, columns: Int?) -> String {
         let lines = frame.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            guard let columns, Console.displayWidth(line) > columns else { return String(line) }
+            guard let columns, Printable.width(line) > columns else { return String(line) }
             return Printable.cut(String(line), columns)
         }
         return (first ? "\u{1B}[2J" : "") + "\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[J"
@@ -179,189 +168,5 @@ struct StatusCommand: Command {
             }
             return true
         }
-    }
-}
-
-/// The status report for people.
-enum StatusText {
-    static func render(_ report: FarmReport) -> String {
-        let now = report.generatedAt
-        let pages = report.pages
-        var text: String
-        if let scope = report.scope, let first = scope.first {
-            let ids = scope.map { String($0.id.rawValue) }.joined(separator: ", ")
-            text = "document '\(Printable.text(first.name))' (id \(ids)) in \(report.store): \(pages.total) pages\n"
-        } else {
-            text = "store \(report.store): \(report.documents) document\(report.documents == 1 ? "" : "s"), \(pages.total) pages\n"
-        }
-        text += "  " + PageState.allCases.map { "\($0.rawValue) \(pages[$0])" }.joined(separator: "   ")
-            + (pages.rereading > 0 ? "   rereading \(pages.rereading) (done, read again)" : "") + "\n"
-
-        let throughput = report.throughput
-        text += "throughput: \(Format.fixed(throughput.lastMinute, 2)) pages/s over the last minute, "
-        text += "\(Format.fixed(throughput.last10Minutes, 2)) over 10 min, \(Format.fixed(throughput.lastHour, 2)) over 1 h, "
-        text += "\(Format.fixed(throughput.overall, 2)) overall (since the first submit)\n"
-        switch report.etaSeconds {
-        case .some(0): text += "ETA: nothing left to read\n"
-        case .some(let seconds):
-            text += "ETA: \(RunCommand.duration(seconds)) (\(pages.remaining) pages left at \(Format.fixed(throughput.lastMinute, 2)) pages/s)\n"
-        case .none where !report.coordinatorRunning:
-            text += "ETA: none, no coordinator is running (\(pages.remaining) pages wait for `ocrfarm coordinator` or `ocrfarm run`)\n"
-        case .none: text += "ETA: unknown (\(pages.remaining) pages left; no page done in the last minute)\n"
-        }
-
-        if !report.documentProgress.isEmpty {
-            let shown = report.documentProgress.prefix(report.scope == nil ? 20 : 100)
-            let more = report.documentProgress.count - shown.count
-            text += report.scope == nil ? "documents with pages not done:\n" : "documents:\n"
-            let width = min(40, max(8, shown.map { Console.displayWidth(Printable.text($0.name)) }.max() ?? 0))
-            text += "  " + pad("DOCUMENT", width) + "   queued   leased     done   failed\n"
-            for document in shown {
-                text += "  " + pad(Printable.clipped(document.name, width), width)
-                for state in PageState.allCases { text += " " + leftPad(String(document.pages[state]), 8) }
-                text += "\n"
-            }
-            if more > 0 || report.documentProgressTruncated {
-                text += "  … more (ocrfarm status --document NAME for one; --json lists up to 100)\n"
-            }
-        }
-
-        if !report.failures.isEmpty {
-            text += "failures:\n"
-            for group in report.failures {
-                text += "  \(group.code) \(group.count)"
-                if let example = group.example {
-                    text += "   e.g. \(Printable.text(example.document)) page \(example.number) (\(example.source)): "
-                    text += Printable.clipped(example.message, 160)
-                }
-                text += "\n"
-            }
-        }
-
-        if pages[.failed] > 0 {
-            // A failed page is not a hole: export shows it as its image or a placeholder, without text.
-            let documents = report.documentProgress.filter { $0.pages[.failed] > 0 }
-            let named = documents.prefix(5).map { "'\(Printable.text($0.name))' \($0.pages[.failed])" }
-            text += "degraded: \(pages[.failed]) page\(pages[.failed] == 1 ? "" : "s") failed for good"
-            if !named.isEmpty {
-                text += " (" + named.joined(separator: ", ")
-                text += documents.count > named.count || report.documentProgressTruncated ? ", …)" : ")"
-            }
-            text += "; export puts them in the PDF without text (their image, or a placeholder saying why); "
-            text += "ocrfarm requeue --failed retries them\n"
-        }
-
-        if !report.stages.isEmpty {
-            text += "stage times over the last \(report.sampleSize) results (p50 / p95):\n  "
-            text += report.stages.map { "\($0.stage) \(milliseconds($0.p50)) / \(milliseconds($0.p95))" }.joined(separator: "   ")
-            text += "\n"
-        }
-
-        // Workers gone for more than 10 minutes are one line: a farm that restarts its workers would list
-        // hundreds of them.
-        let longGone = report.workers.filter { $0.condition == .gone && now - $0.record.lastSeen > 600 }
-        let goneIDs = Set(longGone.map(\.record.id))
-        let shownWorkers = report.workers.filter { !goneIDs.contains($0.record.id) }.prefix(50)
-        if shownWorkers.isEmpty && longGone.isEmpty {
-            text += "workers: none yet\n"
-        } else {
-            text += "workers (silent after \(Format.fixed(report.liveness.silentAfterSeconds, 1)) s unheard):\n"
-            for worker in shownWorkers {
-                let record = worker.record
-                text += "  \(record.id)  \(record.host)  \(worker.condition.rawValue)  slots \(record.slots)  leased \(worker.leased)  done \(record.pagesDone)"
-                text += "  failed \(record.pagesFailed)  \(Format.fixed(worker.pagesPerSecond, 2)) pages/s"
-                text += "  last heard \(Format.fixed(max(0, now - record.lastSeen), 1)) s ago\n"
-            }
-            let more = report.workers.count - longGone.count - shownWorkers.count
-            if more > 0 { text += "  … \(more) more\n" }
-            if let latest = longGone.map(\.record.lastSeen).max() {
-                let done = longGone.reduce(0) { $0 + $1.record.pagesDone }
-                text += "  \(longGone.count) gone more than 10 min ago (\(done) pages done between them; the last heard "
-                text += "\(RunCommand.duration(max(0, now - latest))) ago)\n"
-            }
-        }
-
-        let diskFull = report.storeDisk?.isFull == true
-        if let disk = report.storeDisk, diskFull {
-            text += "store disk: FULL, \(disk.description): the store cannot take results; a running coordinator "
-            text += "holds them and pauses dispatch until space returns\n"
-        }
-        if let counters = report.coordinatorCounters {
-            let beat = report.coordinatorLastReport.map { Format.fixed(max(0, now - $0), 1) + " s ago" } ?? "never"
-            let malformed = counters["malformed"]?.objectValue?.reduce(0) { $0 + ($1.1.intValue ?? 0) } ?? 0
-            // A coordinator cannot write its counters to a full disk: silence then does not mean it stopped.
-            let silent = diskFull && counters["stopped_at"] == nil
-                ? "not heard from (it cannot report to a full disk; `ocrfarm health` tells whether it runs)" : "not running"
-            text += "coordinator: \(report.coordinatorRunning ? "running" : silent), last report \(beat), "
-            text += "dispatched \(counters["dispatched"]?.intValue ?? 0), malformed messages \(malformed)"
-            // Its last report may predate the full disk; the disk itself says a running coordinator is paused now.
-            if counters["disk_full"]?.boolValue == true || diskFull && report.coordinatorRunning {
-                text += ", DISK FULL: dispatch paused"
-            }
-            text += "\n"
-        } else {
-            text += "coordinator: never ran on this store\n"
-        }
-        return text
-    }
-
-    private static func milliseconds(_ value: Double) -> String {
-        value >= 1000 ? Format.fixed(value / 1000, 2) + " s" : Format.fixed(value, value < 10 ? 1 : 0) + " ms"
-    }
-
-    /// `text` padded with spaces to `width` terminal columns (a Chinese character takes two).
-    private static func pad(_ text: String, _ width: Int) -> String {
-        let shown = Console.displayWidth(text)
-        return shown >= width ? text : text + String(repeating: " ", count: width - shown)
-    }
-
-    private static func leftPad(_ text: String, _ width: Int) -> String {
-        let shown = Console.displayWidth(text)
-        return shown >= width ? text : String(repeating: " ", count: width - shown) + text
-    }
-}
-
-/// Names and messages from the store made safe for one line of a terminal.
-enum Printable {
-    /// Control characters (newlines in file names, C1 controls, line separators) shown escaped.
-    static func text(_ value: String) -> String {
-        guard value.unicodeScalars.contains(where: \.isControlCharacter) else { return value }
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.isControlCharacter:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += scalar.value < 0x100 ? "\\x" + hex.leftPadded(to: 2) : "\\u" + hex.leftPadded(to: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    /// `text(value)` cut to `width` terminal columns with an ellipsis.
-    static func clipped(_ value: String, _ width: Int) -> String {
-        let printable = text(value)
-        return Console.displayWidth(printable) <= width ? printable : cut(printable, width)
-    }
-
-    /// `value` cut to at most `width` columns, the last of them an ellipsis (a wide character is not split).
-    static func cut(_ value: String, _ width: Int) -> String {
-        var out = "", used = 0
-        for character in value {
-            let columns = Console.displayWidth(String(character))
-            if used + columns > max(0, width - 1) { break }
-            out.append(character)
-            used += columns
-        }
-        return out + "…"
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -1,6 +1,7 @@
 import FarmCore
 import FarmIngest
 import FarmPipeline
+import FarmRuntime
 import FarmStore
 
 /// Options shared by commands that use a store.

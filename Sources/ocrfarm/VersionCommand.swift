@@ -4,6 +4,7 @@ import FarmPipeline
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// `ocrfarm version`: versions of ocrfarm and the libraries it runs on.
 struct VersionCommand: Command {

@@ -2,6 +2,7 @@ import FarmCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 // Must come first: OpenMP reads its thread limit when libgomp loads, before main.
 OpenMP.ensureSingleThreaded()

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 @testable import FarmStore
 import TestSupport
 import ZeroMQ

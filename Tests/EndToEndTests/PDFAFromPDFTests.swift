@@ -1,5 +1,6 @@
 import Foundation
 import FarmCore
+import FarmRuntime
 import FarmStore
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import FarmCore
+import FarmRuntime
 import FarmStore
 import TestSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import FarmCore
 import FarmRender
 import Testing
+import FarmRuntime
 import TestSupport
 
 /// A document that came in as one PDF comes out as that PDF with text added (`ocr --format pdf` and `export`),

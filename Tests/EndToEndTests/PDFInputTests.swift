@@ -1,6 +1,7 @@
 import Foundation
 import FarmCore
 import FarmRender
+import FarmRuntime
 import Leptonica
 import Testing
 import TestSupport

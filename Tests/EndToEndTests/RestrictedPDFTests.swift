@@ -1,6 +1,7 @@
 import Foundation
 import FarmCore
 import Testing
+import FarmRuntime
 import TestSupport
 
 /// Issue 37 item 3: a PDF restricted by an owner password alone (the user password empty, so it opens without one)

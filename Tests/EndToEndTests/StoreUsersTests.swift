@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import TestSupport
 import Foundation
 #if canImport(Glibc)

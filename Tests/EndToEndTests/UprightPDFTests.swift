@@ -1,6 +1,7 @@
 import Foundation
 import FarmCore
 import Testing
+import FarmRuntime
 import TestSupport
 
 /// Issue 36 item 4: a PDF page the orient stage turns is turned upright in the output by its /Rotate (as OCRmyPDF's

@@ -2,6 +2,7 @@ import FarmCoordinator
 import Testing
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 import TestSupport
 import ZeroMQ

@@ -2,6 +2,7 @@ import Crypto
 import FarmCoordinator
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmStore
 import Testing
 import TestSupport

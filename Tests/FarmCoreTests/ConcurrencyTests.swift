@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import Synchronization
+import FarmRuntime
 
 @Suite("Threads and queues")
 struct ConcurrencyTests {

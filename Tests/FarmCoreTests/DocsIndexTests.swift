@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import TestSupport
 
 /// The docs a newcomer starts from stay current: the module map names every target, the decision index every

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import Foundation
+import FarmRuntime
 
 /// Log lines: one event per line whatever the values hold, parseable back to the same fields.
 @Suite("Log rendering")

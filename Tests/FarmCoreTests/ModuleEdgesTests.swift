@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import TestSupport
 
 /// The module graph as Package.swift declares it: each target's name and the names of its direct dependencies.
@@ -192,10 +193,30 @@ struct ModuleEdgesTests {
         #expect(!graph.closure(of: "FarmIngest").contains("ONNXRuntime"), "FarmIngest reaches ONNXRuntime")
     }
 
-    @Test("the renderers depend on FarmCore only")
+    @Test("the renderers depend on FarmCore and FarmRuntime only: no C module")
     func renderersOnCoreOnly() {
-        #expect(graph.closure(of: "FarmRender") == ["FarmCore"])
+        #expect(graph.closure(of: "FarmRender") == ["FarmCore", "FarmRuntime"])
         #expect(graph.closure(of: "FarmCore").isEmpty)
+    }
+
+    @Test("FarmCore holds the domain and FarmRuntime the POSIX helpers, with no C module; one PageSource")
+    func runtimeHoldsThePOSIXHelpers() throws {
+        #expect(graph.modules["FarmRuntime"]?.dependencies == ["FarmCore"])
+        let core = try FileSystem.entries(Fixtures.packageRoot + "/Sources/FarmCore")
+        let runtime = try FileSystem.entries(Fixtures.packageRoot + "/Sources/FarmRuntime")
+        for helper in ["FileSystem", "NativeThread", "BlockingQueue", "DiskSpace", "Console", "Log", "HostInfo"] {
+            #expect(!core.contains(helper + ".swift"), "\(helper) is in FarmCore")
+            #expect(runtime.contains(helper + ".swift"), "\(helper) is not in FarmRuntime")
+        }
+        // One name per concept: the pipeline's input is `PageSource`, the store's reference to a file `SourceRef`.
+        var declared: [String] = []
+        for file in SourceImports.swiftFiles(under: Fixtures.packageRoot + "/Sources") {
+            for line in try FileSystem.readText(file).split(separator: "\n")
+            where line.contains(" PageSource") && (line.contains("enum ") || line.contains("struct ") || line.contains("typealias ")) {
+                declared.append(String(file.dropFirst(Fixtures.packageRoot.count)) + ": " + line)
+            }
+        }
+        #expect(declared.count == 1, "\(declared)")
     }
 
     @Test("only FarmStore (and the tests that inspect it) depends on SQLite")

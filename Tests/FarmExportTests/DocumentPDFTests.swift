@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmExport
+import FarmRuntime
 import TestSupport
 
 @Suite("one-page PDFs merged into a document")

@@ -1,5 +1,6 @@
 import FarmCore
 @testable import FarmIIIF
+import FarmRuntime
 import FarmStore
 import Leptonica
 import Testing
@@ -9,7 +10,7 @@ import TestSupport
 /// square in its top-left corner, shown 300 × 400 with the square top right.
 struct TurnedJPEGStore {
     let folder = TemporaryDirectory("ocrfarm-exif")
-    let source: PageSource
+    let source: SourceRef
 
     static func turnedJPEG() throws -> [UInt8] {
         var pixels = GrayPixels(width: 400, height: 300, data: [UInt8](repeating: 255, count: 400 * 300))

@@ -1,5 +1,6 @@
 import FarmCore
 @testable import FarmIIIF
+import FarmRuntime
 import FarmStore
 import Foundation
 import Synchronization
@@ -14,7 +15,7 @@ import Glibc
 struct BigBoxStore {
     let folder = TemporaryDirectory("ocrfarm-render")
     let store: String
-    let sources: [PageSource]
+    let sources: [SourceRef]
 
     init() throws {
         let pdf = folder.file("big.pdf")

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmIngest
+import FarmRuntime
 import FarmStore
 import Leptonica
 import QPDF
@@ -52,8 +53,8 @@ struct SubmissionTests {
             let hash = String(sha256sum.text.prefix(64))
             #expect(sha256sum.status == 0 && hash.count == 64)
             #expect(try store.document(withHash: hash)?.name == FileSystem.baseName(file), "the document is known by its whole file's hash")
-            let queued = try store.queuedPages(limit: 10).filter { $0.source.description == file }
-            #expect(!queued.isEmpty && queued.allSatisfy { $0.sourceHash == hash && $0.sourceSize == size })
+            let queued = try store.queuedPages(limit: 10).filter { $0.source.path.description == file }
+            #expect(!queued.isEmpty && queued.allSatisfy { $0.source.hash == hash && $0.source.size == size })
         }
     }
 

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmIngest
+import FarmRuntime
 import TestSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmPipeline
+import FarmRuntime
 import TestSupport
 
 /// The inputs `Scripts/fuzz decode` found, kept in Tests/Fixtures/fuzz/decode/ so that a fixed bug stays fixed.

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmPipeline
+import FarmRuntime
 import Leptonica
 import Synchronization
 import TestSupport

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 @testable import FarmPipeline
+import FarmRuntime
 import TestSupport
 
 /// Finding the neural engine's install.

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 @testable import FarmPipeline
+import FarmRuntime
 import Leptonica
 import TestSupport
 

@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import TestSupport
 
 /// The inputs `Scripts/fuzz frame` found, kept in Tests/Fixtures/fuzz/frame/ so that a fixed bug stays fixed.

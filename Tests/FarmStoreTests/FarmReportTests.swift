@@ -207,6 +207,27 @@ struct FarmReportTests {
         try check("after deleting a document with a result")
     }
 
+    @Test("the text report (status for people) beside its JSON and Prometheus renderings: each section, names made printable")
+    func text() throws {
+        _ = try sampleStore()
+        let text = try store.report(now: now).text
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "store \(folder.file("farm.db")): 2 documents, 23 pages")
+        #expect(lines.contains("  queued 1   leased 1   done 20   failed 1"))
+        #expect(lines.contains("ETA: 2 s (2 pages left at 1.00 pages/s)"))
+        #expect(lines.contains("documents with pages not done:"))
+        // A newline in a name is shown escaped: one document, one line.
+        #expect(lines.contains { $0.hasPrefix("  we\"ird\\name\\nx ") && $0.hasSuffix("       1") })
+        #expect(lines.contains { $0.hasPrefix("  decode-failed 1   e.g. we\"ird\\name\\nx page 1 (") && $0.hasSuffix("): not an image") })
+        #expect(lines.contains { $0.hasPrefix("degraded: 1 page failed for good ('we\"ird\\name\\nx' 1)") })
+        #expect(lines.contains("  decode 5.0 ms / 5.0 ms   recognize 1.00 s / 1.90 s"))
+        #expect(lines.contains { $0.hasPrefix("  host-a/1/x  host-a  alive  slots 2  leased 1  done ") && $0.hasSuffix("  last heard 1.0 s ago") },
+                "\(text)")
+        #expect(lines.contains { $0.hasPrefix("coordinator: running, last report 1.0 s ago, dispatched 0") })
+        #expect(text.hasSuffix("\n") && !text.hasSuffix("\n\n"))
+        #expect(Format.duration(59.6) == "1 min 0 s" && Format.duration(7300) == "2 h 1 min" && Format.duration(3) == "3 s")
+    }
+
     @Test("the Prometheus exposition follows the text format and escapes label values")
     func prometheus() throws {
         _ = try sampleStore()

@@ -1,6 +1,7 @@
 import Testing
 import Crypto
 import FarmCore
+import FarmRuntime
 import FarmStore
 import TestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import FarmStore
 import TestSupport
 import Foundation

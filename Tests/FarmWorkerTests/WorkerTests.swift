@@ -1,5 +1,6 @@
 import FarmCore
 import FarmProtocol
+import FarmRuntime
 import FarmWorker
 import Synchronization
 import Testing

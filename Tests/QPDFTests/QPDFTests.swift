@@ -1,5 +1,6 @@
 import Testing
 import FarmCore
+import FarmRuntime
 import QPDF
 import TestSupport
 

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmRuntime
 
 /// A process started in the background, its output in a log file.
 public final class BackgroundProcess: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import FarmCore
 import Foundation
 import Synchronization
+import FarmRuntime
 
 /// Paths and helpers shared by the test targets.
 public enum Fixtures {

@@ -1,5 +1,6 @@
 import FarmCore
 import FarmRender
+import FarmRuntime
 import Leptonica
 import Synchronization
 import Tesseract

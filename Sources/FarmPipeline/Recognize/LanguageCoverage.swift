@@ -1,4 +1,5 @@
 import FarmCore
+import FarmRuntime
 import Tesseract
 
 /// Whether an engine's symbols can write a Tesseract language: the language's letters, from the LSTM character set

@@ -66,86 +66,9 @@ public struct OrientStage: PageStage {
             if expectsAlphabet, decisiveShapes == 0 {
                 method = "letter-shapes"
             } else {
-                var shapesApply = expectsAlphabet
-                var agreed: (turns: Int, method: String)?
-                // Turns a judge proposes with some weight; read when the judges do not agree.
-                var proposals: [Int] = []
-                // OSD reads ~1500 px plenty well, and much faster than a full scan.
-                let osdFactor = min(1, 1500 / (long * factor))
-                let osdInput = osdFactor < 1 ? try sample.resampled(by: osdFactor) : sample
-                let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
-                var osdTurns: Int?
-                var osdSure = false
-                do throws(TesseractError) {
-                    guard let osdEngine = try detector.detector() else {
-                        throw TesseractError(.initialization, "the OSD model (osd.traineddata) is not installed")
-                    }
-                    let osd = try osdEngine.detect(osdInput, resolution: resolution)
-                    findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
-                                 ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
-                    let scriptKnown = osd.scriptConfidence >= Self.scriptConfidenceNeeded
-                    // A script the page's languages cannot have means OSD misread the page (an upright English
-                    // table called upside-down Greek): its turn is then only a candidate.
-                    let scriptPossible = !scriptKnown || Self.canHave(script: osd.script, languages: context.languages)
-                    if scriptKnown && Self.letterShapeScripts.contains(osd.script) { shapesApply = true }
-                    if !scriptPossible { findings.append(("script_impossible", true)) }
-                    // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its
-                    // weakest (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5+).
-                    let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
-                    osdTurns = osd.rotation / 90
-                    if osd.confidence >= needed {
-                        proposals.append(osd.rotation / 90)
-                        osdSure = scriptPossible
-                    }
-                } catch {
-                    findings.append(("osd_error", JSON(error.message)))
-                }
-                let lean = shapesApply ? shapes.flatMap { Self.leaning(up: $0.up, left: $0.left) } : nil
-                if shapesApply, let decisiveShapes, decisiveShapes == osdTurns {
-                    agreed = (decisiveShapes, "letter-shapes")
-                } else if osdSure, let osdTurns, decisiveShapes == nil || !shapesApply, lean == nil || lean == osdTurns {
-                    // OSD sure, in a script the page can have, and the shapes not against it.
-                    agreed = (osdTurns, "osd")
-                }
-                // The shapes' evidence names an axis more often than a direction (a table of figures has few
-                // ascenders, and its rules and digits can tip the sign): a lean proposes both sides of its axis.
-                if let lean { proposals += lean % 2 == 1 ? [1, 3] : [0, 2] }
-                // OSD's turn is a candidate even when it is unsure.
-                if let osdTurns { proposals.append(osdTurns) }
-                if let agreed {
-                    (turns, method) = agreed
-                } else {
-                    // Weak or conflicting evidence: read a sample each way; no clear winner leaves the page.
-                    method = "reading"
-                    if let binary, let engine = detector.sampleReader.engine(for: context.languages) {
-                        let readingResolution = context.resolution > 0 ? Int(Double(context.resolution) * factor) : nil
-                        let proposed = Set(proposals).subtracting([0]).sorted()
-                        let first = proposed.isEmpty ? [0, 1, 2, 3] : [0] + proposed
-                        // First the proposed turns; when they leave no clear answer (the judges can both be wrong:
-                        // shapes have named the wrong axis), the rest, so that every orientation has been read.
-                        var readings = try Self.readings(of: sample, binary: binary, candidates: first,
-                                                         engine: engine, resolution: readingResolution)
-                        turns = Self.decided(by: readings)
-                        let rest = [1, 2, 3].filter { !first.contains($0) }
-                        if turns == 0, !rest.isEmpty, !readings.isEmpty, !Self.clearlyUpright(readings) {
-                            readings += try Self.readings(of: sample, binary: binary, candidates: rest,
-                                                          engine: engine, resolution: readingResolution)
-                            turns = Self.decided(by: readings)
-                        }
-                        findings.append(("readings", .array(readings.map(\.json))))
-                        if turns == 0, !readings.isEmpty, !Self.clearlyUpright(readings) {
-                            // Still no clear answer (a table crop: few words, small print, sparse cells): read a
-                            // wider sample, small print enlarged, every way up, and weigh what each way read.
-                            let wider = try Self.readings(of: sample, binary: binary, candidates: [0, 1, 2, 3],
-                                                          engine: engine, resolution: readingResolution,
-                                                          glyphs: Self.widerSampleGlyphs, enlargedTo: Self.readingGlyph)
-                            turns = Self.decidedByWeight(wider)
-                            findings.append(("wider_readings", .array(wider.map(\.json))))
-                        }
-                    } else {
-                        findings.append(("reading_error", JSON("no engine for \(context.languages.joined(separator: "+"))")))
-                    }
-                }
+                let osd = try osdVerdict(sample, long: long * factor, factor: factor, context: context, findings: &findings)
+                (turns, method) = try judged(sample, binary: binary, shapes: shapes, expectsAlphabet: expectsAlphabet, osd: osd,
+                                             factor: factor, context: context, findings: &findings)
             }
             let rotation = turns * 90
             findings.insert(contentsOf: [("rotation", JSON(rotation)), ("method", JSON(method)), ("applied", JSON(turns != 0))], at: 0)
@@ -156,6 +79,112 @@ public struct OrientStage: PageStage {
         } catch {
             throw error.failure(name)
         }
+    }
+
+    /// What OSD said about the page, as the judges weigh it.
+    struct OSDVerdict {
+        /// OSD's quarter turns, sure or not; nil when OSD could not run.
+        var turns: Int?
+        /// Its confidence reached the bar for its turn (a higher one for 180°).
+        var confident = false
+        /// Confident, in a script the page's languages can have.
+        var sure = false
+        /// OSD knows the script, and it is one whose letter shapes apply.
+        var shapesApply = false
+    }
+
+    /// OSD on the working copy, at most 1500 px long (`long`: the copy's longer side); its findings added.
+    private func osdVerdict(_ sample: Pix, long: Double, factor: Double, context: PageContext,
+                            findings: inout [(String, JSON)]) throws(LeptonicaError) -> OSDVerdict {
+        // OSD reads ~1500 px plenty well, and much faster than a full scan.
+        let osdFactor = min(1, 1500 / long)
+        let osdInput = osdFactor < 1 ? try sample.resampled(by: osdFactor) : sample
+        let resolution = context.resolution > 0 ? Int(Double(context.resolution) * factor * osdFactor) : nil
+        var verdict = OSDVerdict()
+        do throws(TesseractError) {
+            guard let osdEngine = try detector.detector() else {
+                throw TesseractError(.initialization, "the OSD model (osd.traineddata) is not installed")
+            }
+            let osd = try osdEngine.detect(osdInput, resolution: resolution)
+            findings += [("osd_rotation", JSON(osd.rotation)), ("confidence", .rounded(osd.confidence)),
+                         ("script", JSON(osd.script)), ("script_confidence", .rounded(osd.scriptConfidence))]
+            let scriptKnown = osd.scriptConfidence >= Self.scriptConfidenceNeeded
+            // A script the page's languages cannot have means OSD misread the page (an upright English
+            // table called upside-down Greek): its turn is then only a candidate.
+            let scriptPossible = !scriptKnown || Self.canHave(script: osd.script, languages: context.languages)
+            if scriptKnown && Self.letterShapeScripts.contains(osd.script) { verdict.shapesApply = true }
+            if !scriptPossible { findings.append(("script_impossible", true)) }
+            // Turning a page upside down on OSD's word alone needs more: its 0°/180° judgement is its
+            // weakest (wrong 180° calls seen at confidence 2.0–4.2 on upright pages, right ones at 8.5+).
+            let needed = osd.rotation == 180 ? max(threshold, Self.upsideDownThreshold) : threshold
+            verdict.turns = osd.rotation / 90
+            if osd.confidence >= needed {
+                verdict.confident = true
+                verdict.sure = scriptPossible
+            }
+        } catch {
+            findings.append(("osd_error", JSON(error.message)))
+        }
+        return verdict
+    }
+
+    /// The turn and method when the letter shapes alone do not settle it: the shapes and OSD agreeing, OSD sure
+    /// and not contradicted, else the readings of a sample.
+    private func judged(_ sample: Pix, binary: Pix?, shapes: (up: Double, left: Double)?, expectsAlphabet: Bool,
+                        osd: OSDVerdict, factor: Double, context: PageContext,
+                        findings: inout [(String, JSON)]) throws(LeptonicaError) -> (turns: Int, method: String) {
+        let shapesApply = expectsAlphabet || osd.shapesApply
+        let decisiveShapes = shapes.flatMap { Self.turns(up: $0.up, left: $0.left) }
+        // Turns a judge proposes with some weight; read when the judges do not agree.
+        var proposals: [Int] = []
+        if osd.confident, let osdTurns = osd.turns { proposals.append(osdTurns) }
+        let lean = shapesApply ? shapes.flatMap { Self.leaning(up: $0.up, left: $0.left) } : nil
+        if shapesApply, let decisiveShapes, decisiveShapes == osd.turns {
+            return (decisiveShapes, "letter-shapes")
+        } else if osd.sure, let osdTurns = osd.turns, decisiveShapes == nil || !shapesApply, lean == nil || lean == osdTurns {
+            // OSD sure, in a script the page can have, and the shapes not against it.
+            return (osdTurns, "osd")
+        }
+        // The shapes' evidence names an axis more often than a direction (a table of figures has few
+        // ascenders, and its rules and digits can tip the sign): a lean proposes both sides of its axis.
+        if let lean { proposals += lean % 2 == 1 ? [1, 3] : [0, 2] }
+        // OSD's turn is a candidate even when it is unsure.
+        if let osdTurns = osd.turns { proposals.append(osdTurns) }
+        // Weak or conflicting evidence: read a sample each way; no clear winner leaves the page.
+        guard let binary, let engine = detector.sampleReader.engine(for: context.languages) else {
+            findings.append(("reading_error", JSON("no engine for \(context.languages.joined(separator: "+"))")))
+            return (0, "reading")
+        }
+        let readingResolution = context.resolution > 0 ? Int(Double(context.resolution) * factor) : nil
+        let turns = try Self.readingTurns(sample, binary: binary, proposals: proposals, engine: engine,
+                                          resolution: readingResolution, findings: &findings)
+        return (turns, "reading")
+    }
+
+    /// The turn the readings of a sample decide: first the proposed turns; when they leave no clear answer (the
+    /// judges can both be wrong: shapes have named the wrong axis), the rest, so that every orientation has been
+    /// read; still none, a wider sample every way up, weighed.
+    private static func readingTurns(_ sample: Pix, binary: Pix, proposals: [Int], engine: TesseractEngine, resolution: Int?,
+                                     findings: inout [(String, JSON)]) throws(LeptonicaError) -> Int {
+        let proposed = Set(proposals).subtracting([0]).sorted()
+        let first = proposed.isEmpty ? [0, 1, 2, 3] : [0] + proposed
+        var readings = try Self.readings(of: sample, binary: binary, candidates: first, engine: engine, resolution: resolution)
+        var turns = decided(by: readings)
+        let rest = [1, 2, 3].filter { !first.contains($0) }
+        if turns == 0, !rest.isEmpty, !readings.isEmpty, !clearlyUpright(readings) {
+            readings += try Self.readings(of: sample, binary: binary, candidates: rest, engine: engine, resolution: resolution)
+            turns = decided(by: readings)
+        }
+        findings.append(("readings", .array(readings.map(\.json))))
+        if turns == 0, !readings.isEmpty, !clearlyUpright(readings) {
+            // Still no clear answer (a table crop: few words, small print, sparse cells): read a
+            // wider sample, small print enlarged, every way up, and weigh what each way read.
+            let wider = try Self.readings(of: sample, binary: binary, candidates: [0, 1, 2, 3], engine: engine,
+                                          resolution: resolution, glyphs: widerSampleGlyphs, enlargedTo: readingGlyph)
+            turns = decidedByWeight(wider)
+            findings.append(("wider_readings", .array(wider.map(\.json))))
+        }
+        return turns
     }
 
     /// The clockwise quarter turns that make text upright, from letter-shape evidence; nil when it is not decisive.

@@ -1,6 +1,7 @@
 import FarmCore
 import Leptonica
 import ONNXRuntime
+import FarmRuntime
 
 /// The neural reading engine: PP-OCRv6-small's text detector and line classifier, PP-OCRv6-tiny's recognizer and,
 /// for the lines it is unsure of, PP-OCRv6-small's, run by ONNX Runtime.

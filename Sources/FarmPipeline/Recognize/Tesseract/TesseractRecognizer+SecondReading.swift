@@ -102,6 +102,18 @@ struct SecondReadingDecision {
     let added: Bool
 }
 
+/// What a second reading has done so far: the lines still weak and those still open (weak at first and not
+/// confirmed by a same-text reading), the regions decided, the variants read, those skipped as the same image and
+/// those skipped as the first reading lost nothing.
+struct SecondReadingProgress {
+    var weak: [Bool]
+    var open: [Bool]
+    var decisions: [SecondReadingDecision] = []
+    var variants: [(String, JSON)] = []
+    var skipped: [JSON] = []
+    var nothingLost: [JSON] = []
+}
+
 extension TesseractRecognizer {
     /// The least a line read only by a second reading must score to be added (it overlaps no word of the first).
     static let addedLineConfidence = 70.0
@@ -146,29 +158,24 @@ extension TesseractRecognizer {
         }
         if inkWithoutText { fields.append(("ink_without_text", true)) }
 
-        var weak = strength.weakLines
         // The lines whose reading may still be bettered: weak at first and not confirmed by a same-text reading. A
         // line another variant already bettered stays open, so each keeps the surest of all its readings.
-        var open = strength.weakLines
-        var decisions: [SecondReadingDecision] = []
-        var variants: [(String, JSON)] = []
-        var skipped: [JSON] = []
-        var nothingLost: [JSON] = []
+        var progress = SecondReadingProgress(weak: strength.weakLines, open: strength.weakLines)
         let resolution = page.declaredResolution
         do throws(PageFailure) {
             // First the cheap variant, line by line: the other binarization of the page as read. Lines it reads with
             // the same words are weak by what they say, not by how they are printed, and need no further reading.
             let lines = result.lines
-            let twoTone = lines.indices.filter { $0 < weak.count && weak[$0] && Self.isTwoTone(image, lines[$0].box) }
-            for index in twoTone { weak[index] = false; open[index] = false }
+            let twoTone = lines.indices.filter { $0 < progress.weak.count && progress.weak[$0] && Self.isTwoTone(image, lines[$0].box) }
+            for index in twoTone { progress.weak[index] = false; progress.open[index] = false }
             var otherBinarization: LineRereading?
-            if weak.contains(true) {
-                let reread = try rereadWeakLines(&result, weak: &weak, open: &open, image: image, resolution: resolution,
-                                                 decisions: &decisions)
+            if progress.weak.contains(true) {
+                let reread = try rereadWeakLines(&result, weak: &progress.weak, open: &progress.open, image: image,
+                                                 resolution: resolution, decisions: &progress.decisions)
                 otherBinarization = reread
-                variants.append(("other_binarization", reread.json))
+                progress.variants.append(("other_binarization", reread.json))
             } else if !twoTone.isEmpty {
-                skipped.append("other_binarization")
+                progress.skipped.append("other_binarization")
             }
             // The page as the file has it, read whole: where the stages hurt a region (faint print flattened away, a
             // shadow's edge taken for ink, a row shrunk below what reads), the file's own pixels read it better. A
@@ -176,67 +183,19 @@ extension TesseractRecognizer {
             // weak, rows cut short), so it is skipped only on more evidence (`nothingLost`), or when the stages
             // changed no ink (`sameInk`: it would be the first reading over again). A page only shrunk to the scale
             // target still reads a little differently as decoded (eurotext: "o" read "0" once shrunk).
-            let stillWeak = Self.weakShare(of: result, weak: weak)
+            let stillWeak = Self.weakShare(of: result, weak: progress.weak)
             fields.append(("still_weak_share", .rounded(stillWeak, places: 3)))
             if let uncorrected = page.uncorrected, options.minTextHeight == nil {
-                let change = Self.inkChange(uncorrected, on: image)
-                if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
-                // A page whose weak lines the other binarization mostly read with the same words, whose weak share
-                // it brought below the page's limit, and whose reading covers its letters is weak by what it says:
-                // the stages lost nothing there for the file's pixels to find (`nothingLost`).
-                let lines = result.lines.filter { !$0.words.isEmpty }.map(\.box)
-                let lost = change.map { $0 <= Self.sameInk } == true ? nil
-                    : LostInk(uncorrected.image, toPage: uncorrected.toPage, lines: lines, width: result.width, height: result.height)
-                if let lost { fields.append(("lost_ink", .rounded(lost.share, places: 3))) }
-                if let change, change <= Self.sameInk {
-                    skipped.append("uncorrected")
-                } else if let lost, !inkWithoutText,
-                          Self.nothingLost(lost, stillWeak: stillWeak, otherBinarization: otherBinarization) {
-                    nothingLost.append("uncorrected")
-                } else {
-                    let scale = Self.linearScale(uncorrected.toPage)
-                    let reading = try read(uncorrected.image, with: engine,
-                                           resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
-                                           options: options, since: start)
-                    let again = PageResult(reading, resolution: resolution)
-                        .linesOnPage(through: uncorrected.toPage, width: result.width, height: result.height)
-                    variants.append(("uncorrected", chooseRegions(again, into: &result, weak: &weak, open: &open,
-                                                                  usesDictionary: usesDictionary, variant: "uncorrected",
-                                                                  decisions: &decisions)))
-                }
+                try readUncorrected(uncorrected, into: &result, progress: &progress, fields: &fields, image: image,
+                                    inkWithoutText: inkWithoutText, stillWeak: stillWeak, otherBinarization: otherBinarization,
+                                    usesDictionary: usesDictionary, resolution: resolution, options: options, since: start)
             }
             // Print made of dots (dot-matrix receipts and tickets): Tesseract takes each dot for a speck and reads
             // nothing, on the file's pixels as on the corrected page. Darkened by a window as wide as the gaps between
             // the dots, the dots join into strokes that read (SROIE 600: nothing read, 10.5% CER with the dots joined).
             if inkWithoutText {
-                let source = page.uncorrected
-                let joined: Pix
-                do throws(LeptonicaError) {
-                    joined = try (source?.image ?? image).erodedGray(width: Self.dotGap, height: Self.dotGap)
-                } catch {
-                    throw PageFailure(stage: Self.stage, code: .internalError, message: "joined dots: \(error.description)")
-                }
-                let scale = source.map { Self.linearScale($0.toPage) } ?? 1
-                let reading = try read(joined, with: engine,
-                                       resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
-                                       options: options, since: start)
-                var again = PageResult(reading, resolution: resolution)
-                if let source { again = again.linesOnPage(through: source.toPage, width: result.width, height: result.height) }
-                // The first reading found next to nothing, and what it found (a speck read as a word whose box spans
-                // the page) must not keep the new reading's lines out: a reading with more confident words than the
-                // first has words at all replaces it.
-                let confident = again.words.filter { $0.confidence >= Self.addedLineConfidence }.count
-                if confident > result.words.count {
-                    result.blocks = again.blocks
-                    weak = again.lines.map { $0.confidence < ReadingStrength.weakConfidence }
-                    open = weak
-                    decisions.append(SecondReadingDecision(box: Rect(x: 0, y: 0, width: result.width, height: result.height),
-                                                           variant: "joined_dots", added: false))
-                    variants.append(("joined_dots", .object([("replaced_page", true), ("confident_words", JSON(confident))])))
-                } else {
-                    variants.append(("joined_dots", adopt(again, into: &result, weak: &weak, open: &open, variant: "joined_dots",
-                                                          decisions: &decisions)))
-                }
+                try readJoinedDots(page.uncorrected, into: &result, progress: &progress, image: image, resolution: resolution,
+                                   options: options, since: start)
             }
             // Scattered text (receipts, labels, forms) that the page layout analysis did not see as text.
             if inkWithoutText {
@@ -245,7 +204,8 @@ extension TesseractRecognizer {
                 defer { engine.pageSegmentationMode = previous }
                 let reading = try read(image, with: engine, resolution: resolution, options: options, since: start)
                 let again = PageResult(reading, resolution: resolution)
-                variants.append(("sparse", adopt(again, into: &result, weak: &weak, open: &open, variant: "sparse", decisions: &decisions)))
+                progress.variants.append(("sparse", adopt(again, into: &result, weak: &progress.weak, open: &progress.open,
+                                                          variant: "sparse", decisions: &progress.decisions)))
             }
         } catch {
             // Out of time or an engine error: the page keeps what it has, the first reading where nothing was surer.
@@ -253,16 +213,85 @@ extension TesseractRecognizer {
         }
         engine.releasePage()
         // Read again is what the findings say only when some variant actually read something.
-        fields.insert(("read", JSON(!variants.isEmpty)), at: 0)
-        if !skipped.isEmpty { fields.append(("same_image", .array(skipped))) }
-        if !nothingLost.isEmpty { fields.append(("nothing_lost", .array(nothingLost))) }
-        if !decisions.isEmpty { result.text = Self.text(of: result) }
-        if !variants.isEmpty { fields.append(("variants", .object(variants))) }
-        fields.append(("regions", .array(decisions.prefix(100).map { decision in
+        fields.insert(("read", JSON(!progress.variants.isEmpty)), at: 0)
+        if !progress.skipped.isEmpty { fields.append(("same_image", .array(progress.skipped))) }
+        if !progress.nothingLost.isEmpty { fields.append(("nothing_lost", .array(progress.nothingLost))) }
+        if !progress.decisions.isEmpty { result.text = Self.text(of: result) }
+        if !progress.variants.isEmpty { fields.append(("variants", .object(progress.variants))) }
+        fields.append(("regions", .array(progress.decisions.prefix(100).map { decision in
             .object([("box", decision.box.json), ("variant", JSON(decision.variant))]
                     + (decision.added ? [("added", true)] : []))
         })))
         return .object(fields)
+    }
+
+    /// The page as decoded, read whole, each row of the page keeping the surer of the two readings
+    /// (`chooseRegions`); skipped when the stages changed no ink, or when the first reading lost nothing.
+    private func readUncorrected(_ uncorrected: UncorrectedImage, into result: inout PageResult,
+                                 progress: inout SecondReadingProgress, fields: inout [(String, JSON)], image: Pix,
+                                 inkWithoutText: Bool, stillWeak: Double, otherBinarization: LineRereading?,
+                                 usesDictionary: Bool, resolution: Int, options: RecognitionOptions,
+                                 since start: UInt64) throws(PageFailure) {
+        let change = Self.inkChange(uncorrected, on: image)
+        if let change { fields.append(("ink_changed", .rounded(change, places: 4))) }
+        // A page whose weak lines the other binarization mostly read with the same words, whose weak share
+        // it brought below the page's limit, and whose reading covers its letters is weak by what it says:
+        // the stages lost nothing there for the file's pixels to find (`nothingLost`).
+        let lines = result.lines.filter { !$0.words.isEmpty }.map(\.box)
+        let lost = change.map { $0 <= Self.sameInk } == true ? nil
+            : LostInk(uncorrected.image, toPage: uncorrected.toPage, lines: lines, width: result.width, height: result.height)
+        if let lost { fields.append(("lost_ink", .rounded(lost.share, places: 3))) }
+        if let change, change <= Self.sameInk {
+            progress.skipped.append("uncorrected")
+        } else if let lost, !inkWithoutText,
+                  Self.nothingLost(lost, stillWeak: stillWeak, otherBinarization: otherBinarization) {
+            progress.nothingLost.append("uncorrected")
+        } else {
+            let scale = Self.linearScale(uncorrected.toPage)
+            let reading = try read(uncorrected.image, with: engine,
+                                   resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
+                                   options: options, since: start)
+            let again = PageResult(reading, resolution: resolution)
+                .linesOnPage(through: uncorrected.toPage, width: result.width, height: result.height)
+            progress.variants.append(("uncorrected", chooseRegions(again, into: &result, weak: &progress.weak, open: &progress.open,
+                                                                   usesDictionary: usesDictionary, variant: "uncorrected",
+                                                                   decisions: &progress.decisions)))
+        }
+    }
+
+    /// Dot-matrix print joined into strokes (the file's pixels, else the page, darkened by a `dotGap` window) and
+    /// read: a reading with more confident words than the first has words at all replaces it, else its lines are
+    /// adopted.
+    private func readJoinedDots(_ source: UncorrectedImage?, into result: inout PageResult,
+                                progress: inout SecondReadingProgress, image: Pix, resolution: Int,
+                                options: RecognitionOptions, since start: UInt64) throws(PageFailure) {
+        let joined: Pix
+        do throws(LeptonicaError) {
+            joined = try (source?.image ?? image).erodedGray(width: Self.dotGap, height: Self.dotGap)
+        } catch {
+            throw PageFailure(stage: Self.stage, code: .internalError, message: "joined dots: \(error.description)")
+        }
+        let scale = source.map { Self.linearScale($0.toPage) } ?? 1
+        let reading = try read(joined, with: engine,
+                               resolution: resolution > 0 ? Int((Double(resolution) / scale).rounded()) : 0,
+                               options: options, since: start)
+        var again = PageResult(reading, resolution: resolution)
+        if let source { again = again.linesOnPage(through: source.toPage, width: result.width, height: result.height) }
+        // The first reading found next to nothing, and what it found (a speck read as a word whose box spans
+        // the page) must not keep the new reading's lines out: a reading with more confident words than the
+        // first has words at all replaces it.
+        let confident = again.words.filter { $0.confidence >= Self.addedLineConfidence }.count
+        if confident > result.words.count {
+            result.blocks = again.blocks
+            progress.weak = again.lines.map { $0.confidence < ReadingStrength.weakConfidence }
+            progress.open = progress.weak
+            progress.decisions.append(SecondReadingDecision(box: Rect(x: 0, y: 0, width: result.width, height: result.height),
+                                                            variant: "joined_dots", added: false))
+            progress.variants.append(("joined_dots", .object([("replaced_page", true), ("confident_words", JSON(confident))])))
+        } else {
+            progress.variants.append(("joined_dots", adopt(again, into: &result, weak: &progress.weak, open: &progress.open,
+                                                           variant: "joined_dots", decisions: &progress.decisions)))
+        }
     }
 
     /// Takes from `other` (a whole-page reading in the page's coordinates) each open line it read with a higher

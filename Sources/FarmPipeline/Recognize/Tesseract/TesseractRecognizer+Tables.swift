@@ -109,49 +109,9 @@ extension TesseractRecognizer {
         // Each cell (with a little of its surroundings) is laid on a white sheet of its own, one under another:
         // read in place, a cell's rectangle cuts the glyphs of its neighbours and the rules at its edges, which
         // the recognizer reads as letters (pubtabnet-sample, cells alone: read in place word F1 0.644, on a sheet 0.648).
-        var cells: [(row: Int, source: Leptonica.Box)] = []
-        for (index, row) in rows.enumerated() {
-            for cell in row {
-                let pad = max(1, Int(Double(cell.height) * scale / 8))
-                let x0 = max(0, Int(Double(cell.x) * scale) - pad), y0 = max(0, Int(Double(cell.y) * scale) - pad)
-                let x1 = min(enlarged.width, Int((Double(cell.x + cell.width) * scale).rounded(.up)) + pad)
-                let y1 = min(enlarged.height, Int((Double(cell.y + cell.height) * scale).rounded(.up)) + pad)
-                guard x1 - x0 > 2, y1 - y0 > 2 else { continue }
-                cells.append((index, Leptonica.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)))
-            }
-        }
-        guard !cells.isEmpty else { return nil }
-        // Each cell is read with `margin` of white on every side, and cells lie twice that apart so that no two
-        // read regions overlap: Tesseract reads a line poorly when its rectangle ends close to the ink
-        // (pubtabnet-sample, cells only, prototype: white margins of 5 px word F1 0.669, 10 px 0.697, 20 px 0.688;
-        // ocrfarm, 5 px on one sheet (before): 0.664, 10 px 0.668).
-        let margin = cellMargin
-        let sheetWidth = cells.map(\.source.width).max()! + 2 * margin
-        let sheetHeight = cells.reduce(margin) { $0 + $1.source.height + 2 * margin }
-        var regions: [Leptonica.Box] = [], offsets: [(dx: Int, dy: Int)] = []
-        let sheets: [Pix]
-        var paper = GrayPixels(width: sheetWidth, height: sheetHeight, value: 255)
-        do throws(LeptonicaError) {
-            let pixels = try enlarged.grayPixels()
-            var top = margin
-            for cell in cells {
-                let box = cell.source
-                for y in 0..<box.height {
-                    let from = (box.y + y) * pixels.width + box.x, to = (top + y) * sheetWidth + margin
-                    for x in 0..<box.width { paper.data[to + x] = pixels.data[from + x] }
-                }
-                regions.append(Leptonica.Box(x: 0, y: top - margin, width: box.width + 2 * margin, height: box.height + 2 * margin))
-                offsets.append((box.x - margin, box.y - top))
-                top += box.height + 2 * margin
-            }
-            // Print enlarged less than twice keeps its strokes dark: it is read as it is (see `cellDarkenings`).
-            let darkenings = scale >= minimumDarkenedScale ? cellDarkenings : [1]
-            sheets = try darkenings.map { gamma throws(LeptonicaError) in
-                try Pix(gray: gamma == 1 ? paper : darkened(paper, gamma: gamma))
-            }
-        } catch {
-            return nil
-        }
+        let cells = cellBoxes(rows, scale: scale, width: enlarged.width, height: enlarged.height)
+        guard !cells.isEmpty, let sheet = sheetOfCells(cells.map(\.source), from: enlarged, scale: scale) else { return nil }
+        let (regions, offsets, sheets, paper) = (sheet.regions, sheet.offsets, sheet.sheets, sheet.paper)
         let pageScale = toPage.map { linearScale($0) } ?? 1
         let scaledResolution = resolution > 0 ? Int((Double(resolution) * scale / pageScale).rounded()) : nil
         // A cell of one character whose ink is one piece is read as a raw line: in a line mode Tesseract 5.3
@@ -189,6 +149,62 @@ extension TesseractRecognizer {
         let block = Block(box: box, kind: "table", paragraphs: [Paragraph(box: box, lines: lines)])
         return PageResult(width: image.width, height: image.height, resolution: resolution, text: "", meanConfidence: 0,
                           blocks: [block])
+    }
+
+    /// Each cell of `rows` in the table enlarged by `scale` (`width` × `height`), with a little of its surroundings
+    /// (an eighth of its height), and the row it is in; cells of two pixels or less left out.
+    private static func cellBoxes(_ rows: [[Leptonica.Box]], scale: Double, width: Int,
+                                  height: Int) -> [(row: Int, source: Leptonica.Box)] {
+        var cells: [(row: Int, source: Leptonica.Box)] = []
+        for (index, row) in rows.enumerated() {
+            for cell in row {
+                let pad = max(1, Int(Double(cell.height) * scale / 8))
+                let x0 = max(0, Int(Double(cell.x) * scale) - pad), y0 = max(0, Int(Double(cell.y) * scale) - pad)
+                let x1 = min(width, Int((Double(cell.x + cell.width) * scale).rounded(.up)) + pad)
+                let y1 = min(height, Int((Double(cell.y + cell.height) * scale).rounded(.up)) + pad)
+                guard x1 - x0 > 2, y1 - y0 > 2 else { continue }
+                cells.append((index, Leptonica.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)))
+            }
+        }
+        return cells
+    }
+
+    /// The cells of `enlarged` laid one under another on a white sheet (`paper`), each read as its own `regions`
+    /// entry; `offsets` move a box on the sheet back onto `enlarged`; `sheets`: the sheet at each darkening.
+    /// Nil when the pixels cannot be read.
+    private static func sheetOfCells(_ cells: [Leptonica.Box], from enlarged: Pix, scale: Double)
+        -> (regions: [Leptonica.Box], offsets: [(dx: Int, dy: Int)], sheets: [Pix], paper: GrayPixels)?
+    {
+        // Each cell is read with `margin` of white on every side, and cells lie twice that apart so that no two
+        // read regions overlap: Tesseract reads a line poorly when its rectangle ends close to the ink
+        // (pubtabnet-sample, cells only, prototype: white margins of 5 px word F1 0.669, 10 px 0.697, 20 px 0.688;
+        // ocrfarm, 5 px on one sheet (before): 0.664, 10 px 0.668).
+        let margin = cellMargin
+        let sheetWidth = cells.map(\.width).max()! + 2 * margin
+        let sheetHeight = cells.reduce(margin) { $0 + $1.height + 2 * margin }
+        var regions: [Leptonica.Box] = [], offsets: [(dx: Int, dy: Int)] = []
+        var paper = GrayPixels(width: sheetWidth, height: sheetHeight, value: 255)
+        do throws(LeptonicaError) {
+            let pixels = try enlarged.grayPixels()
+            var top = margin
+            for box in cells {
+                for y in 0..<box.height {
+                    let from = (box.y + y) * pixels.width + box.x, to = (top + y) * sheetWidth + margin
+                    for x in 0..<box.width { paper.data[to + x] = pixels.data[from + x] }
+                }
+                regions.append(Leptonica.Box(x: 0, y: top - margin, width: box.width + 2 * margin, height: box.height + 2 * margin))
+                offsets.append((box.x - margin, box.y - top))
+                top += box.height + 2 * margin
+            }
+            // Print enlarged less than twice keeps its strokes dark: it is read as it is (see `cellDarkenings`).
+            let darkenings = scale >= minimumDarkenedScale ? cellDarkenings : [1]
+            let sheets = try darkenings.map { gamma throws(LeptonicaError) in
+                try Pix(gray: gamma == 1 ? paper : darkened(paper, gamma: gamma))
+            }
+            return (regions, offsets, sheets, paper)
+        } catch {
+            return nil
+        }
     }
 
     /// The gamma exponents the sheet of cells is darkened with before it is read, each sheet read in full. Small

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmCore
 
 /// A first-in first-out queue that threads block on. `close()` wakes every waiter; after it, `pop` drains what is
 /// left and then returns nil. With a `capacity`, `push` waits while the queue is full.

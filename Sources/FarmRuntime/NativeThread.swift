@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmCore
 
 /// A dedicated OS thread, for work that blocks for long (OCR, sockets) and must not sit on Swift's cooperative
 /// pool. Non-Sendable state (engines, sockets) is created inside `body` and never leaves it.

@@ -1,4 +1,5 @@
 import Synchronization
+import FarmCore
 
 /// One line per event on standard error, in logfmt (`time=… level=info role=coordinator msg="…" page=12`) or JSON.
 ///
@@ -126,16 +127,5 @@ public enum Log {
             }
         }
         return out + "\""
-    }
-}
-
-extension Unicode.Scalar {
-    /// C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the bidirectional formatting
-    /// characters: what must never reach a log line or a terminal raw (it breaks the line, or, as C1's CSI does,
-    /// moves the cursor, or, as U+202E RIGHT-TO-LEFT OVERRIDE does, shows "gpj.exe" for "exe.jpg").
-    public var isControlCharacter: Bool {
-        value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
-            || value == 0x061C || value == 0x200E || value == 0x200F || (0x202A...0x202E).contains(value)
-            || (0x2066...0x2069).contains(value)
     }
 }

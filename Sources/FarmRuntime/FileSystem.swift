@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmCore
 
 /// A file-system error: the path and the system's reason.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {

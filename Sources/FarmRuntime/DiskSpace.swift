@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FarmCore
 
 /// The space on the file system that holds a path (statvfs), as an unprivileged process may use it.
 public struct DiskSpace: Sendable, Equatable {
