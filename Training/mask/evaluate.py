@@ -5,14 +5,16 @@ the held-out ones), real/smartdoc15-sample (a desk training never saw), and comp
 pool (other backgrounds and other documents than training's). IoU as Scripts/bench/real computes it (both quads
 clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline.
 
-Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT]
+Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM]
 """
 import argparse
 import glob
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -54,6 +56,26 @@ def measure(model, items):
     return rows
 
 
+def baseline_rows(binary, items, folder):
+    """Today's detector on the same photos: `BINARY inspect --json` per photo, written as JPEG quality 95 into
+    `folder` (as Scripts/bench/real reads the segment stage's corners)."""
+    rows = []
+    for name, image, truth in items:
+        path = os.path.join(folder, name + ".jpg")
+        image.save(path, "JPEG", quality=95)
+        result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True)
+        try:
+            segment = json.loads(result.stdout)["stages"]["segment"]
+            found = [tuple(p) for p in segment["corners"]]
+            iou = benchlib.quad_iou_in_frame(truth, found, image.width, image.height)
+        except (ValueError, KeyError, TypeError):
+            print(f"evaluate.py: {name}: inspect gave no corners (exit {result.returncode}: "
+                  f"{result.stderr.strip()[:200]})", flush=True)
+            iou = 0.0
+        rows.append({"name": name, "iou": iou, "seconds": 0.0, "found": None})
+    return rows
+
+
 def real_items(pattern, keep=lambda path: True):
     for path in sorted(glob.glob(os.path.join(maskdata.REAL, pattern))):
         if not keep(path):
@@ -91,6 +113,8 @@ def main():
     parser.add_argument("--composites", type=int, default=200)
     parser.add_argument("--seed", type=int, default=3939)
     parser.add_argument("--json")
+    parser.add_argument("--baseline", metavar="OCRFARM",
+                        help="also run today's detector (this ocrfarm binary's inspect) on the composites")
     args = parser.parse_args()
     model = Model(args.model)
     midv_type = lambda path: os.path.basename(path).split("_")[1]  # noqa: E731
@@ -106,6 +130,11 @@ def main():
         "composites": report("held-out composites (other backgrounds and documents)",
                              measure(model, composite_items(args.composites, args.seed))),
     }
+    if args.baseline:
+        with tempfile.TemporaryDirectory() as folder:
+            results["composites, today's detector"] = report(
+                "held-out composites, today's detector (ocrfarm inspect)",
+                baseline_rows(args.baseline, composite_items(args.composites, args.seed), folder))
     everything = results["midv500 (training types)"]["rows"] + results["midv500 (held-out types)"]["rows"]
     print(f"midv500-sample, all {len(everything)}: IoU mean {statistics.mean(r['iou'] for r in everything):.4f}")
     if args.json:

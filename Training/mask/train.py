@@ -138,6 +138,8 @@ def main():
     parser.add_argument("--out", required=True, help="folder for document-mask.onnx, params.npz and training.json")
     parser.add_argument("--tiny", action="store_true", help="a tiny configuration that runs end to end in seconds")
     parser.add_argument("--size", type=int, default=128)
+    parser.add_argument("--channels", default=",".join(map(str, CHANNELS)),
+                        help="channels of the five levels, comma-separated (default %(default)s)")
     parser.add_argument("--samples", type=int, default=6000)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=16)
@@ -152,7 +154,9 @@ def main():
     args = parser.parse_args()
     if args.tiny:
         args.size, args.samples, args.steps, args.batch, args.workers = 32, 48, 30, 8, 1
-    channels = TINY_CHANNELS if args.tiny else CHANNELS
+    channels = TINY_CHANNELS if args.tiny else tuple(int(c) for c in args.channels.split(","))
+    if len(channels) != len(CHANNELS):
+        parser.error(f"--channels: {len(CHANNELS)} levels, got {args.channels}")
     os.makedirs(args.out, exist_ok=True)
 
     import jax
