@@ -1,0 +1,120 @@
+import FarmCore
+import FarmRuntime
+import ONNXRuntime
+
+/// The learned document mask of issue 39 (decision 0093): the project's own small U-Net
+/// (`Training/mask/model/document-mask.onnx`, trained by `Training/mask/train.py`) run on the whole photo squashed to
+/// 128 × 128; for each cell, the probability that it lies on the document. A first stage: nothing in default
+/// detection uses it yet; it runs only where `OCRFARM_DOCUMENT_MASK` names the model.
+///
+/// Owns one inference session (one ONNX Runtime thread); made and used on one page slot's thread.
+final class DocumentMask {
+    /// The environment variable naming the model file; unset, there is no mask.
+    static let environmentKey = "OCRFARM_DOCUMENT_MASK"
+    /// The network's input side, in cells.
+    static let inputSize = 128
+
+    /// The mask: `size` × `size` probabilities, rows top down, over the whole photo (squashed, as the input was).
+    struct Grid: Sendable, Equatable {
+        let size: Int
+        let values: [Float]
+
+        /// The probability at cell `(x, y)`.
+        func value(_ x: Int, _ y: Int) -> Float { values[y * size + x] }
+    }
+
+    let session: InferenceSession
+
+    /// Loads the model at `modelPath` into ONNX Runtime, one thread.
+    init(runtime: ONNXRuntime, modelPath: String) throws(ONNXRuntimeError) {
+        session = try InferenceSession(runtime: runtime, modelPath: modelPath)
+    }
+
+    /// Loads the model at `modelPath` with the neural engine's ONNX Runtime (`models`' library).
+    convenience init(models: NeuralModels, modelPath: String) throws(ONNXRuntimeError) {
+        try self.init(runtime: try ONNXRuntime.load(libraryPath: models.runtimePath), modelPath: modelPath)
+    }
+
+    /// The model named by `OCRFARM_DOCUMENT_MASK` with the neural engine's ONNX Runtime, or nil when the variable is
+    /// unset (the option is off). A named model that cannot be loaded is an error naming it.
+    static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws -> DocumentMask? {
+        guard let path = environment[environmentKey], !path.isEmpty else { return nil }
+        return try DocumentMask(models: try NeuralModels.locate(environment: environment), modelPath: path)
+    }
+
+    /// The document mask of `image` (gray or colour).
+    func grid(of image: NeuralImage) throws(ONNXRuntimeError) -> Grid {
+        try grid(ofInput: Self.squashed(image, size: Self.inputSize))
+    }
+
+    /// The mask of an image already `inputSize` × `inputSize`.
+    func grid(ofInput image: NeuralImage) throws(ONNXRuntimeError) -> Grid {
+        let size = Self.inputSize
+        precondition(image.width == size && image.height == size)
+        // Red, green, blue planes in [0, 1] (the training's order); a gray image fills all three.
+        let order = image.planes.count == 3 ? [2, 1, 0] : [0, 0, 0]
+        var values = [Float](repeating: 0, count: 3 * size * size)
+        for (channel, plane) in order.enumerated() {
+            let samples = image.planes[plane]
+            for index in 0..<(size * size) { values[channel * size * size + index] = Float(samples[index]) / 255 }
+        }
+        let output = try session.run(Tensor(shape: [1, 3, size, size], values: values))
+        guard output.shape == [1, 1, size, size], output.values.count == size * size else {
+            throw ONNXRuntimeError(.runtime, "\(session.modelPath): unexpected document mask shape \(output.shape)")
+        }
+        return Grid(size: size, values: output.values)
+    }
+
+    /// `image` resized to `size` × `size` as the training resized it: Pillow's BILINEAR resampling (a triangle
+    /// filter widened by the scale, so shrinking averages every pixel), horizontal pass then vertical, 8-bit
+    /// samples in between, Pillow's 22-bit fixed-point weights: the same bytes as `Image.resize((size, size),
+    /// Image.BILINEAR)` in Training/mask/maskdata.py.
+    static func squashed(_ image: NeuralImage, size: Int) -> NeuralImage {
+        let columns = weights(from: image.width, to: size)
+        let rows = weights(from: image.height, to: size)
+        let planes = image.planes.map { plane in
+            var across = [UInt8](repeating: 0, count: size * image.height)
+            for y in 0..<image.height {
+                for x in 0..<size {
+                    let (first, taps) = columns[x]
+                    var sum = 1 << (precisionBits - 1)
+                    for (k, weight) in taps.enumerated() { sum += Int(plane[y * image.width + first + k]) * weight }
+                    across[y * size + x] = clamped(sum)
+                }
+            }
+            var out = [UInt8](repeating: 0, count: size * size)
+            for y in 0..<size {
+                let (first, taps) = rows[y]
+                for x in 0..<size {
+                    var sum = 1 << (precisionBits - 1)
+                    for (k, weight) in taps.enumerated() { sum += Int(across[(first + k) * size + x]) * weight }
+                    out[y * size + x] = clamped(sum)
+                }
+            }
+            return out
+        }
+        return NeuralImage(width: size, height: size, planes: planes)
+    }
+
+    private static let precisionBits = 32 - 8 - 2
+
+    private static func clamped(_ sum: Int) -> UInt8 { UInt8(min(255, max(0, sum >> precisionBits))) }
+
+    /// For each output sample, its first input sample and the fixed-point weights from there (Pillow's
+    /// `precompute_coeffs` with the bilinear filter, then `normalize_coeffs_8bpc`).
+    private static func weights(from inSize: Int, to outSize: Int) -> [(Int, [Int])] {
+        let scale = Double(inSize) / Double(outSize)
+        let filterScale = max(scale, 1)
+        let support = filterScale
+        return (0..<outSize).map { out in
+            let centre = (Double(out) + 0.5) * scale
+            let first = max(Int(centre - support + 0.5), 0)  // Int() truncates toward zero, as C's cast
+            let last = min(Int(centre + support + 0.5), inSize)
+            var taps = (first..<last).map { x in max(0, 1 - abs((Double(x) - centre + 0.5) / filterScale)) }
+            let total = taps.reduce(0, +)
+            if total != 0 { taps = taps.map { $0 / total } }
+            let fixed = taps.map { w in Int(w < 0 ? w * Double(1 << precisionBits) - 0.5 : w * Double(1 << precisionBits) + 0.5) }
+            return (first, fixed)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+"""Measures a document-mask model: IoU of the quadrilateral from its mask (outline.py) with the true corners.
+
+Sets: real/midv500-sample (its frames split into the document types whose backgrounds and cards training used and
+the held-out ones), real/smartdoc15-sample (a desk training never saw), and composites made now from the held-out
+pool (other backgrounds and other documents than training's). IoU as Scripts/bench/real computes it (both quads
+clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline.
+
+Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM]
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Scripts", "bench"))
+import benchlib  # noqa: E402
+import maskdata  # noqa: E402
+import outline  # noqa: E402
+
+
+class Model:
+    def __init__(self, path):
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        self.size = self.session.get_inputs()[0].shape[2]
+
+    def corners(self, image):
+        x = maskdata.input_array(image, self.size)[None]
+        prob = self.session.run(["mask"], {"image": x})[0][0, 0]
+        quad = outline.quad_from_mask(prob, image.width, image.height)
+        return None if quad is None else [tuple(map(float, p)) for p in quad]
+
+
+def measure(model, items):
+    """items: (name, PIL image, true corners). Rows of name, IoU, seconds."""
+    rows = []
+    for name, image, truth in items:
+        started = time.process_time()
+        found = model.corners(image)
+        seconds = time.process_time() - started
+        iou = 0.0 if found is None else benchlib.quad_iou_in_frame(truth, found, image.width, image.height)
+        rows.append({"name": name, "iou": iou, "seconds": seconds, "found": found})
+    return rows
+
+
+def baseline_rows(binary, items, folder):
+    """Today's detector on the same photos: `BINARY inspect --json` per photo, written as JPEG quality 95 into
+    `folder` (as Scripts/bench/real reads the segment stage's corners)."""
+    rows = []
+    for name, image, truth in items:
+        path = os.path.join(folder, name + ".jpg")
+        image.save(path, "JPEG", quality=95)
+        result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True)
+        try:
+            segment = json.loads(result.stdout)["stages"]["segment"]
+            found = [tuple(p) for p in segment["corners"]]
+            iou = benchlib.quad_iou_in_frame(truth, found, image.width, image.height)
+        except (ValueError, KeyError, TypeError):
+            print(f"evaluate.py: {name}: inspect gave no corners (exit {result.returncode}: "
+                  f"{result.stderr.strip()[:200]})", flush=True)
+            iou = 0.0
+        rows.append({"name": name, "iou": iou, "seconds": 0.0, "found": None})
+    return rows
+
+
+def real_items(pattern, keep=lambda path: True):
+    for path in sorted(glob.glob(os.path.join(maskdata.REAL, pattern))):
+        if not keep(path):
+            continue
+        quad, _, _ = maskdata.frame_quad(os.path.splitext(path)[0] + ".json")
+        image = Image.open(path).convert("RGB")
+        image.load()
+        yield os.path.basename(path), image, quad
+
+
+def composite_items(count, seed):
+    pools = maskdata.Pools("heldout")
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        image, quad = maskdata.composite(pools, rng, long_side=1280)
+        yield f"composite-{i:03d}", image, quad
+
+
+def report(name, rows):
+    ious = [r["iou"] for r in rows]
+    worst = sorted(rows, key=lambda r: r["iou"])[:3]
+    print(f"{name}: {len(rows)} photos, IoU mean {statistics.mean(ious):.4f}, median {statistics.median(ious):.4f}, "
+          f"min {min(ious):.4f}; below 0.85: {sum(i < 0.85 for i in ious)}; median CPU "
+          f"{1000 * statistics.median(r['seconds'] for r in rows):.0f} ms; worst: "
+          + ", ".join(f"{r['name']} {r['iou']:.3f}" for r in worst), flush=True)
+    return {"photos": len(rows), "mean": statistics.mean(ious), "median": statistics.median(ious), "min": min(ious),
+            "below_0.85": sum(i < 0.85 for i in ious),
+            "median_ms": 1000 * statistics.median(r["seconds"] for r in rows),
+            "rows": [{k: r[k] for k in ("name", "iou")} for r in rows]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("--composites", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=3939)
+    parser.add_argument("--json")
+    parser.add_argument("--baseline", metavar="OCRFARM",
+                        help="also run today's detector (this ocrfarm binary's inspect) on the composites")
+    args = parser.parse_args()
+    model = Model(args.model)
+    midv_type = lambda path: os.path.basename(path).split("_")[1]  # noqa: E731
+    results = {
+        "midv500 (training types)": report("midv500-sample, types whose backgrounds and cards trained",
+                                           measure(model, real_items("midv500-sample/*.jpg",
+                                                   lambda p: midv_type(p) in maskdata.MIDV_TRAIN_TYPES))),
+        "midv500 (held-out types)": report("midv500-sample, held-out types " + ",".join(maskdata.MIDV_HELDOUT_TYPES),
+                                           measure(model, real_items("midv500-sample/*.jpg",
+                                                   lambda p: midv_type(p) in maskdata.MIDV_HELDOUT_TYPES))),
+        "smartdoc15": report("smartdoc15-sample (desk not in training)",
+                             measure(model, real_items("smartdoc15-sample/*.jpeg"))),
+        "composites": report("held-out composites (other backgrounds and documents)",
+                             measure(model, composite_items(args.composites, args.seed))),
+    }
+    if args.baseline:
+        with tempfile.TemporaryDirectory() as folder:
+            results["composites, today's detector"] = report(
+                "held-out composites, today's detector (ocrfarm inspect)",
+                baseline_rows(args.baseline, composite_items(args.composites, args.seed), folder))
+    everything = results["midv500 (training types)"]["rows"] + results["midv500 (held-out types)"]["rows"]
+    print(f"midv500-sample, all {len(everything)}: IoU mean {statistics.mean(r['iou'] for r in everything):.4f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""Training and test composites for the document mask (issue 39), made from real material in ../shared/corpus.
+
+A composite is a real desk/table background (cut from the real photos of midv500-sample and smartdoc15-sample
+outside their documents' corners), other real document images lying around and under the target, the target
+document (a real page image, receipt or ID card) under a random perspective, thin occluders across it (cables and
+pens, drawn as strokes), then lighting, blur, noise and JPEG changes. The label is the target's whole quadrilateral:
+a cable or pen across the sheet does not cut it; sheets under it are not part of it.
+
+Two disjoint pools (`Pools(split)`): "train" and "heldout" share no background photo and no document image, so the
+held-out composites measure other backgrounds and other documents than training saw.
+"""
+import glob
+import io
+import json
+import math
+import os
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.environ.get("OCRFARM_CORPUS", os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "corpus")))
+REAL = os.path.join(CORPUS, "real")
+
+# midv500-sample document types whose frames give training backgrounds and ID-card images; the others (and every
+# smartdoc15 frame, all of one desk, "background01") are held out: their backgrounds are never seen in training.
+MIDV_TRAIN_TYPES = ("02", "03", "04", "10", "14", "22")
+MIDV_HELDOUT_TYPES = ("26", "31")
+
+
+def frame_quad(json_path):
+    with open(json_path) as f:
+        truth = json.load(f)
+    return [tuple(map(float, p)) for p in truth["corners"]], truth["width"], truth["height"]
+
+
+def perspective_coeffs(dst, src):
+    """PIL's PERSPECTIVE data mapping output points `dst` to input points `src` (4 pairs)."""
+    rows, rhs = [], []
+    for (x, y), (u, v) in zip(dst, src):
+        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y]); rhs.append(u)
+        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y]); rhs.append(v)
+    return np.linalg.solve(np.array(rows, float), np.array(rhs, float)).tolist()
+
+
+def rectified(image, quad, size):
+    """The quadrilateral `quad` (tl, tr, br, bl) of `image` warped to a `size` rectangle."""
+    w, h = size
+    return image.transform(size, Image.PERSPECTIVE, perspective_coeffs([(0, 0), (w, 0), (w, h), (0, h)], quad),
+                           Image.BICUBIC)
+
+
+def opened(path, long_side):
+    """The image at `path` in RGB, a JPEG decoded at the smallest DCT scale that keeps `long_side` (fast)."""
+    image = Image.open(path)
+    if image.format == "JPEG":
+        scale = long_side / max(image.size)
+        image.draft("RGB", (math.ceil(image.width * scale), math.ceil(image.height * scale)))
+    return image.convert("RGB")
+
+
+def shrunk(image, long_side):
+    scale = long_side / max(image.size)
+    if scale < 1:
+        image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS)
+    return image
+
+
+class Background:
+    """A real photo with its document's quadrilateral blanked out of the places crops may come from."""
+
+    def __init__(self, path, quad, width, height, long_side=640):
+        image = opened(path, long_side)
+        scale = long_side / max(image.size)
+        quad = [(x * image.width / width, y * image.height / height) for x, y in quad]
+        self.image = image.resize((round(image.width * scale), round(image.height * scale)), Image.LANCZOS)
+        # Everything of the document and a margin around it (its shadow, GT slack) is forbidden.
+        mask = Image.new("L", self.image.size, 0)
+        self.quad = [(x * scale, y * scale) for x, y in quad]
+        ImageDraw.Draw(mask).polygon(self.quad, fill=255)
+        mask = mask.filter(ImageFilter.MaxFilter(9))
+        self.forbidden = np.asarray(mask) > 0
+        self.integral = np.pad(self.forbidden.astype(np.int64).cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+
+    def crop(self, rng, aspect):
+        """A crop of about `aspect` (w/h) that holds none of the document, or None."""
+        W, H = self.image.size
+        for _ in range(40):
+            frac = rng.uniform(0.25, 0.8)
+            h = int(H * frac) if aspect < W / H else int(W * frac / aspect)
+            w = int(h * aspect)
+            if w < 24 or h < 24 or w > W or h > H:
+                continue
+            x = int(rng.integers(0, W - w + 1)); y = int(rng.integers(0, H - h + 1))
+            bad = self.integral[y + h, x + w] - self.integral[y, x + w] - self.integral[y + h, x] + self.integral[y, x]
+            if bad == 0:
+                return self.image.crop((x, y, x + w, y + h))
+        return None
+
+
+class Pools:
+    """Backgrounds, target documents and distractor documents of one split ("train" or "heldout")."""
+
+    def __init__(self, split, doc_long_side=420, limit=None):
+        """`limit`: at most that many background photos and page files (a quick, tiny configuration)."""
+        assert split in ("train", "heldout")
+        self.limit = limit
+        self.split = split
+        midv = sorted(glob.glob(os.path.join(REAL, "midv500-sample", "*.jpg")))
+        types = MIDV_TRAIN_TYPES if split == "train" else MIDV_HELDOUT_TYPES
+        bg_frames = [p for p in midv if p.split("_")[-2] in types]
+        if split == "heldout":
+            bg_frames += sorted(glob.glob(os.path.join(REAL, "smartdoc15-sample", "*.jpeg")))
+        bg_frames = bg_frames[:limit]
+        self.backgrounds = []
+        self.cards = []
+        for path in bg_frames:
+            quad, w, h = frame_quad(os.path.splitext(path)[0] + ".json")
+            background = Background(path, quad, w, h)
+            self.backgrounds.append(background)
+            if "midv500" in path:
+                # The ID card itself, rectified, is a real document image too (ID-1 is 85.6 x 54 mm).
+                quad = background.quad
+                side = math.dist(quad[0], quad[1]); other = math.dist(quad[1], quad[2])
+                size = (340, 214) if side >= other else (214, 340)
+                self.cards.append(rectified(background.image, quad, size))
+        pages = self._pages(doc_long_side)
+        self.documents = pages + self.cards * max(1, len(pages) // (3 * max(1, len(self.cards))))
+        if not self.backgrounds or not self.documents:
+            raise SystemExit(f"maskdata: no {split} material under {REAL}")
+
+    def _pages(self, long_side):
+        def every(pattern, keep):
+            files = sorted(glob.glob(os.path.join(REAL, pattern)))
+            return [f for i, f in enumerate(files) if keep(i)]
+        # Three of every four files train, the fourth is held out: disjoint files.
+        keep = (lambda i: i % 4 != 3) if self.split == "train" else (lambda i: i % 4 == 3)
+        files = (every("docbank-sample/*.jpg", keep) + every("sroie-receipts-sample/*.jpg", keep)
+                 + every("pubtabnet-sample/*.png", keep) + every("../synthetic/scan/*.png", keep)
+                 + every("../synthetic/clean/*.png", keep) + every("../synthetic/cjk/*.png", keep)
+                 + every("phone-scan-ru-sample/scan/*.jpg", keep))
+        pages = []
+        for f in files[:self.limit]:
+            try:
+                pages.append(shrunk(opened(f, long_side), long_side))
+            except OSError as error:
+                print(f"maskdata: {f}: skipped, {error}")
+        return pages
+
+
+ASPECTS = (16 / 9, 9 / 16, 4 / 3, 3 / 4, 1 / 1.414, 1.0)
+
+
+def random_quad(rng, cw, ch, doc_aspect, partial):
+    """Corners (tl, tr, br, bl) of a document of aspect `doc_aspect` under a random pose and perspective."""
+    area = rng.uniform(0.08, 0.6) * cw * ch
+    w = math.sqrt(area * doc_aspect); h = area / w
+    angle = rng.uniform(-math.pi, math.pi) if rng.random() < 0.5 else rng.normal(0, 0.25)
+    c, s = math.cos(angle), math.sin(angle)
+    corners = []
+    for px, py in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)):
+        jitter = 0.12 * min(w, h)
+        px += rng.normal(0, jitter / 2); py += rng.normal(0, jitter / 2)
+        corners.append((c * px - s * py, s * px + c * py))
+    xs = [p[0] for p in corners]; ys = [p[1] for p in corners]
+    span_x = max(xs) - min(xs); span_y = max(ys) - min(ys)
+    if partial:
+        cx = rng.uniform(0, cw); cy = rng.uniform(0, ch)
+    else:
+        if span_x > cw * 0.98 or span_y > ch * 0.98:
+            k = 0.95 * min(cw / span_x, ch / span_y)
+            corners = [(x * k, y * k) for x, y in corners]
+            xs = [p[0] for p in corners]; ys = [p[1] for p in corners]
+            span_x = max(xs) - min(xs); span_y = max(ys) - min(ys)
+        cx = rng.uniform(-min(xs), cw - max(xs)) if cw - span_x > 0 else cw / 2
+        cy = rng.uniform(-min(ys), ch - max(ys)) if ch - span_y > 0 else ch / 2
+    return [(x + cx, y + cy) for x, y in corners]
+
+
+def paste_document(canvas, rng, doc, quad, shadow=True):
+    """Warps `doc` onto `canvas` at `quad`, with a soft shadow; returns the document's coverage (L image)."""
+    cw, ch = canvas.size
+    w, h = doc.size
+    coeffs = perspective_coeffs(quad, [(0, 0), (w, 0), (w, h), (0, h)])
+    warped = doc.transform((cw, ch), Image.PERSPECTIVE, coeffs, Image.BILINEAR)
+    cover = Image.new("L", (cw, ch), 0)
+    ImageDraw.Draw(cover).polygon(quad, fill=255)
+    if shadow and rng.random() < 0.7:
+        dx, dy = rng.normal(0, 3, 2)
+        shade = cover.transform((cw, ch), Image.AFFINE, (1, 0, -dx, 0, 1, -dy)).filter(
+            ImageFilter.GaussianBlur(rng.uniform(2, 8)))
+        k = rng.uniform(0.15, 0.45)
+        base = np.asarray(canvas, np.float32) * (1 - k * np.asarray(shade, np.float32)[..., None] / 255)
+        canvas.paste(Image.fromarray(base.clip(0, 255).astype(np.uint8)))
+    canvas.paste(warped, (0, 0), cover.filter(ImageFilter.GaussianBlur(0.6)))
+    return cover
+
+
+def toned(doc, rng):
+    """A document image under a random paper tone and contrast (prints, yellowed paper, glossy magazines)."""
+    a = np.asarray(doc, np.float32)
+    a = a * rng.uniform(0.75, 1.05) + rng.uniform(-10, 15)
+    a = a * rng.uniform(0.9, 1.05, 3)
+    return Image.fromarray(a.clip(0, 255).astype(np.uint8))
+
+
+def draw_occluders(canvas, rng, cw, ch):
+    """Cables (long curves) and pens (short thick strokes) across the canvas, often over the document."""
+    draw = ImageDraw.Draw(canvas)
+    scale = max(cw, ch) / 400
+    for _ in range(int(rng.integers(0, 4))):
+        colour = tuple(int(v) for v in (rng.integers(0, 60, 3) if rng.random() < 0.6 else rng.integers(0, 256, 3)))
+        if rng.random() < 0.5:  # cable: a cubic Bezier from edge to edge
+            p = [np.array([rng.uniform(-0.1, 1.1) * cw, rng.uniform(-0.1, 1.1) * ch]) for _ in range(4)]
+            t = np.linspace(0, 1, 60)[:, None]
+            pts = ((1 - t) ** 3 * p[0] + 3 * (1 - t) ** 2 * t * p[1] + 3 * (1 - t) * t ** 2 * p[2] + t ** 3 * p[3])
+            draw.line([tuple(q) for q in pts], fill=colour, width=max(1, int(rng.uniform(1.5, 6) * scale)),
+                      joint="curve")
+        else:  # pen: a straight thick segment with a lighter highlight along it
+            x, y = rng.uniform(0, cw), rng.uniform(0, ch)
+            length = rng.uniform(0.15, 0.4) * max(cw, ch); angle = rng.uniform(0, math.pi)
+            end = (x + length * math.cos(angle), y + length * math.sin(angle))
+            width = max(2, int(rng.uniform(4, 10) * scale))
+            draw.line([(x, y), end], fill=colour, width=width)
+            light = tuple(min(255, c + 70) for c in colour)
+            draw.line([(x, y), end], fill=light, width=max(1, width // 4))
+
+
+def lit(canvas, rng):
+    """Lighting: a gradient and a vignette, colour temperature, brightness and contrast."""
+    a = np.asarray(canvas, np.float32)
+    h, w = a.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    gx, gy = rng.normal(0, 0.4, 2)
+    gradient = 1 + gx * (xx / w - 0.5) + gy * (yy / h - 0.5)
+    r2 = ((xx / w - rng.uniform(0.3, 0.7)) ** 2 + (yy / h - rng.uniform(0.3, 0.7)) ** 2)
+    vignette = 1 - rng.uniform(0, 0.5) * r2
+    a = a * (gradient * vignette)[..., None] * rng.uniform(0.85, 1.15, 3) * rng.uniform(0.6, 1.2)
+    mean = a.mean()
+    a = (a - mean) * rng.uniform(0.7, 1.2) + mean
+    if rng.random() < 0.3:  # a soft shadow band (a hand, the phone)
+        band = Image.new("L", (w, h), 0)
+        x0 = rng.uniform(0, w)
+        ImageDraw.Draw(band).polygon([(x0, 0), (x0 + rng.uniform(-w, w) / 2, h), (w * 2, h), (w * 2, 0)], fill=255)
+        band = np.asarray(band.filter(ImageFilter.GaussianBlur(w / 20)), np.float32) / 255
+        a = a * (1 - rng.uniform(0.2, 0.5) * band)[..., None]
+    return Image.fromarray(a.clip(0, 255).astype(np.uint8))
+
+
+def degraded(canvas, rng):
+    """Blur, noise and JPEG at the camera's resolution."""
+    if rng.random() < 0.7:
+        canvas = canvas.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 2.0) * max(canvas.size) / 640))
+    a = np.asarray(canvas, np.float32) + rng.normal(0, rng.uniform(0, 6), (canvas.height, canvas.width, 1))
+    canvas = Image.fromarray(a.clip(0, 255).astype(np.uint8))
+    buffer = io.BytesIO()
+    canvas.save(buffer, "JPEG", quality=int(rng.integers(30, 95)))
+    return Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+
+
+def composite(pools, rng, long_side=480):
+    """One composite: (RGB image, the target's corners tl, tr, br, bl in its pixels)."""
+    aspect = ASPECTS[int(rng.integers(0, len(ASPECTS)))]
+    cw, ch = (long_side, round(long_side / aspect)) if aspect >= 1 else (round(long_side * aspect), long_side)
+    canvas = None
+    while canvas is None:
+        canvas = pools.backgrounds[int(rng.integers(0, len(pools.backgrounds)))].crop(rng, cw / ch)
+    canvas = canvas.resize((cw, ch), Image.BILINEAR)
+    if rng.random() < 0.5:
+        canvas = canvas.transpose(Image.FLIP_LEFT_RIGHT)
+    if rng.random() < 0.5:
+        canvas = canvas.transpose(Image.FLIP_TOP_BOTTOM)
+    canvas = toned(canvas, rng)
+    target = pools.documents[int(rng.integers(0, len(pools.documents)))]
+    if rng.random() < 0.5:
+        target = target.rotate(90 * int(rng.integers(1, 4)), expand=True)
+    quad = random_quad(rng, cw, ch, target.width / target.height, partial=rng.random() < 0.1)
+    # Other sheets, magazines and cards: around the target, some under it (drawn before it).
+    for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3, 4]))):
+        other = pools.documents[int(rng.integers(0, len(pools.documents)))]
+        if other is target:
+            continue
+        # Under the target (near it, overlapping, partly covered by it), else at the frame's edge: the target is
+        # the one whole sheet on top, as the sheet a user photographs is.
+        under = rng.random() < 0.5
+        other_quad = random_quad(rng, cw, ch, other.width / other.height, partial=not under)
+        if under:
+            cx = sum(p[0] for p in quad) / 4 - sum(p[0] for p in other_quad) / 4
+            cy = sum(p[1] for p in quad) / 4 - sum(p[1] for p in other_quad) / 4
+            k = rng.uniform(0.3, 1.0)
+            other_quad = [(x + cx * k + rng.normal(0, cw / 10), y + cy * k + rng.normal(0, ch / 10))
+                          for x, y in other_quad]
+        paste_document(canvas, rng, toned(other, rng), other_quad)
+    paste_document(canvas, rng, toned(target, rng), quad)
+    draw_occluders(canvas, rng, cw, ch)
+    canvas = degraded(lit(canvas, rng), rng)
+    return canvas, quad
+
+
+def input_array(image, size):
+    """The network's input: the whole image squashed to size x size, RGB in [0, 1], CHW float32."""
+    small = image.convert("RGB").resize((size, size), Image.BILINEAR)
+    return np.asarray(small, np.float32).transpose(2, 0, 1) / 255.0
+
+
+def mask_array(quad, width, height, size):
+    """The label: the quadrilateral's coverage of each cell of the size x size grid (soft at the edges)."""
+    k = 4
+    mask = Image.new("L", (size * k, size * k), 0)
+    ImageDraw.Draw(mask).polygon([(x * size * k / width, y * size * k / height) for x, y in quad], fill=255)
+    return np.asarray(mask.resize((size, size), Image.BOX), np.float32) / 255.0
+
+
+def batch(pools, rng, count, size, long_side=480):
+    xs = np.zeros((count, 3, size, size), np.float32)
+    ys = np.zeros((count, 1, size, size), np.float32)
+    for i in range(count):
+        image, quad = composite(pools, rng, long_side)
+        xs[i] = input_array(image, size)
+        ys[i, 0] = mask_array(quad, image.width, image.height, size)
+    return xs, ys
