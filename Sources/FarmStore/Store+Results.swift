@@ -37,8 +37,9 @@ extension Store {
     {
         // Only the worker the attempt was given to may complete it (issue 18): the lease holder, or, for a page
         // taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt row names.
+        // `OR FAIL`: no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
         let changed = try connection.cached("""
-            UPDATE pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
+            UPDATE OR FAIL pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
                              failure_stage = NULL, failure_code = NULL, failure_message = NULL
             WHERE id = ? AND attempts = ? AND \(Self.attemptHeldBy)
             """).execute([.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
