@@ -28,7 +28,7 @@ extension Coordinator {
                                              failed: counts.failed)
                 }
                 for (page, worker) in assignments {
-                    if let attempt = try store.lease(page.id, to: worker.id, now: now, expires: leaseEnd) {
+                    if let attempt = try store.lease(page, to: worker.id, now: now, expires: leaseEnd) {
                         leased.append((page, worker, attempt))
                     } else {
                         worker.credit += 1  // someone else changed the page; the credit is still good

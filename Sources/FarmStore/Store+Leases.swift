@@ -12,6 +12,8 @@ public struct QueuedPage: Sendable {
     /// instead when it has one).
     public let source: SourceRef
     public let priority: Int
+    /// Attempts made at the page when it was read from the queue: leasing it makes attempt `attempts + 1`.
+    public let attempts: Int
     /// The document's options as stored (JSON text); the coordinator parses each document's once.
     public let optionsJSON: String
     /// The page split out of its multi-page file at submit: what dispatch sends instead of the whole file.
@@ -25,7 +27,7 @@ extension Store {
     public func queuedPages(limit: Int, now: Double = Clock.now) throws -> [QueuedPage] {
         try connection.cached("""
             SELECT p.id, p.document_id, p.number, p.source_path, p.source_index, p.source_kind, p.priority,
-                   d.name, d.options, d.page_count, p.source_hash, p.source_size, pp.path, pp.sha256, pp.size
+                   d.name, d.options, d.page_count, p.source_hash, p.source_size, pp.path, pp.sha256, pp.size, p.attempts
             FROM pages p INDEXED BY pages_queue JOIN documents d ON d.id = p.document_id
                  LEFT JOIN page_parts pp ON pp.page_id = p.id
             WHERE p.state = 'queued' AND p.not_before <= ?
@@ -39,7 +41,7 @@ extension Store {
                        source: SourceRef(path: RawPath(bytes: row.blob(3)), index: row.int(4),
                                          kind: SourceKind(rawValue: row.text(5)) ?? .image,
                                          hash: row.optionalText(10), size: row.optionalInt(11)),
-                       priority: row.int(6), optionsJSON: row.text(8),
+                       priority: row.int(6), attempts: row.int(15), optionsJSON: row.text(8),
                        part: row.optionalText(13).map { PagePart(path: RawPath(bytes: row.blob(12)), sha256: $0, size: row.int(14)) })
         }
     }
@@ -62,6 +64,25 @@ extension Store {
             """).first([.text(worker.rawValue), .real(now), .real(expires), .real(now), .integer(page.rawValue)]) {
             AttemptID(page: page, number: $0.int(0))
         }
+    }
+
+    /// Leases a page read from the queue (`queuedPages`), as `lease(_:to:now:expires:)` does, without reading the
+    /// row back: the new attempt is the one after those the page had when it was read. A page that has moved on
+    /// since (another process requeued, reread or deleted it) is left alone, and the answer is nil. The
+    /// coordinator leases every page so: `RETURNING` costs SQLite a temporary table per statement (decision 0089).
+    ///
+    /// `OR FAIL`: SQLite keeps no statement journal for it (~3 µs a statement, for the `document_counts` trigger). A
+    /// failing statement would keep what it changed before the failure, but it changes one row, checked before it is
+    /// written, and its trigger only adds to integer counts; and every caller runs it in a transaction that is rolled
+    /// back whole on any error (the coordinator's commit), as SQLite itself does on a full disk without a journal.
+    public func lease(_ page: QueuedPage, to worker: WorkerID, now: Double, expires: Double) throws -> AttemptID? {
+        let changed = try connection.cached("""
+            UPDATE OR FAIL pages SET state = 'leased', attempts = attempts + 1, tries = tries + 1, lease_worker = ?,
+                             leased_at = ?, lease_expires = ?, updated_at = ?
+            WHERE id = ? AND state = 'queued' AND attempts = ?
+            """).execute([.text(worker.rawValue), .real(now), .real(expires), .real(now), .integer(page.id.rawValue),
+                          .integer(Int64(page.attempts))])
+        return changed == 1 ? AttemptID(page: page.id, number: page.attempts + 1) : nil
     }
 
     /// Puts an unstarted page a worker handed back into the queue at once, without counting a try.

@@ -37,8 +37,9 @@ extension Store {
     {
         // Only the worker the attempt was given to may complete it (issue 18): the lease holder, or, for a page
         // taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt row names.
+        // `OR FAIL`: no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
         let changed = try connection.cached("""
-            UPDATE pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
+            UPDATE OR FAIL pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
                              failure_stage = NULL, failure_code = NULL, failure_message = NULL
             WHERE id = ? AND attempts = ? AND \(Self.attemptHeldBy)
             """).execute([.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
@@ -47,21 +48,31 @@ extension Store {
             try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now)
             return false
         }
-        // A page read again (`reread`) has its earlier result: it goes to the history now, not before.
-        let readBefore = try archiveResult(of: attempt.page, now: now)
         // The page's model (render on demand) is kept compressed in its result row, not among the renderings;
         // written with the row (one insert, not an insert and an update of the same row).
         let model = output.artifacts.first { $0.0 == Self.modelName }?.1
         let renderings = output.artifacts.filter { $0.0 != Self.modelName }
-        try connection.cached("""
-            INSERT INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height, structure,
-                                 timings, finished_at, model)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute([
+        let row: [SQLiteValue] = [
             .integer(attempt.page.rawValue), .integer(Int64(attempt.number)), .text(worker.rawValue), .text(output.engine),
             .text(output.text), .real(output.meanConfidence), .integer(Int64(output.width)), .integer(Int64(output.height)),
             .blob(output.structure), .text(output.timings), .real(now), model.map { .blob(Self.packed($0)) } ?? .null,
-        ])
+        ]
+        // A page read for the first time has no result row: the insert is all. A page read again (`reread`) has its
+        // earlier result, which the insert leaves alone; it goes to the history now, not before, and the new row
+        // takes its place. (Asking first would cost every page a query for the rare page read again.)
+        var readBefore = false
+        if try connection.cached("""
+            INSERT OR IGNORE INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height,
+                                           structure, timings, finished_at, model)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(row) == 0 {
+            readBefore = try archiveResult(of: attempt.page, now: now)
+            try connection.cached("""
+                INSERT INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height, structure,
+                                     timings, finished_at, model)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(row)
+        }
         try indexForSearch(attempt.page, text: output.text)
         if model != nil && readBefore {
             // Renderings of an earlier reading (`reread`) that this one did not freeze would be exported in place of
@@ -90,9 +101,16 @@ extension Store {
     /// The most a stored model may inflate to: a model is a few hundred KB; more is a damaged row.
     static let maximumModelBytes = 256 << 20
 
+    /// Models shorter than this are kept in stored (level 0) deflate blocks: deflating a few hundred bytes costs
+    /// zlib about 5 µs whatever the level (a ninth of the coordinator's time for an empty page, decision 0089)
+    /// to save a few dozen bytes. Any inflater reads either; real pages' models are kilobytes and are deflated.
+    static let smallestDeflatedModel = 1024
+
     static func packed(_ json: [UInt8]) -> [UInt8] {
         let size = UInt32(truncatingIfNeeded: json.count)
-        return [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)] + Zlib.compress(json)
+        let level: Int32 = json.count < smallestDeflatedModel ? 0 : 6
+        return [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)]
+            + Zlib.compress(json, level: level)
     }
 
     static func unpacked(_ blob: [UInt8]) throws -> [UInt8] {

@@ -53,4 +53,20 @@ struct PageModelStoreTests {
         #expect(throws: StoreError.self) { try Store.unpacked(lying) }
         #expect(throws: StoreError.self) { try Store.unpacked([0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3]) }
     }
+
+    @Test("a model of a few hundred bytes is kept in stored blocks, a larger one deflated; both read back")
+    func smallModelsStored() throws {
+        // An empty page's model (the null engine, a blank page): deflating it would cost more than it saves.
+        let small = Array(#"{"model":1,"render":{"source":"0000/0000000.png","page":1,"languages":["eng"]},"blocks":[]}"#.utf8)
+        let packed = Store.packed(small)
+        // 4 bytes of length, the zlib header (2), one stored block's header (5), the bytes as they are, Adler-32 (4).
+        #expect(packed.count == 4 + 2 + 5 + small.count + 4)
+        #expect(Array(packed[11..<(11 + small.count)]) == small)
+        #expect(try Store.unpacked(packed) == small)
+        let large = Array(repeating: small, count: 40).flatMap { $0 }
+        #expect(large.count >= Store.smallestDeflatedModel)
+        let deflated = Store.packed(large)
+        #expect(deflated.count < large.count / 4)
+        #expect(try Store.unpacked(deflated) == large)
+    }
 }

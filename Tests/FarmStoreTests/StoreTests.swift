@@ -37,6 +37,49 @@ struct StoreTests {
         #expect(try store.queuedPages(limit: 10).count == 3)
     }
 
+    @Test("a page read from the queue is leased as the attempt after its last; one that moved on since is left alone")
+    func leaseAsRead() throws {
+        _ = try addPages(2)
+        let read = try store.queuedPages(limit: 10)
+        #expect(read.map(\.attempts) == [0, 0])
+        let first = try store.write { try store.lease(read[0], to: worker, now: 1, expires: 100) }
+        #expect(first == AttemptID(page: read[0].id, number: 1))
+        #expect(try store.pageCounters(read[0].id).map { [$0.attempts, $0.tries] } == [1, 1])
+        // The same row, read before that lease, is stale now: no second lease of it.
+        #expect(try store.write { try store.lease(read[0], to: other, now: 2, expires: 100) } == nil)
+        // Another process moves the second page on while the coordinator holds its row (a lease and a give-back
+        // through another connection: queued again, one attempt further). The old row leases nothing; a fresh one does.
+        let elsewhere = try Store(path: store.path)
+        let taken = try #require(try elsewhere.write { try elsewhere.lease(read[1].id, to: other, now: 3, expires: 100) })
+        try elsewhere.write { _ = try elsewhere.giveBack(taken, by: other, startedAt: 3, now: 4) }
+        #expect(try store.write { try store.lease(read[1], to: worker, now: 5, expires: 100) } == nil)
+        #expect(try store.pageCounters(read[1].id)?.state == .queued)
+        let fresh = try #require(try store.queuedPages(limit: 10).first { $0.id == read[1].id })
+        #expect(fresh.attempts == 1)
+        #expect(try store.write { try store.lease(fresh, to: worker, now: 6, expires: 100) } == AttemptID(page: fresh.id, number: 2))
+    }
+
+    @Test("a page read again keeps one result row: the new reading replaces it and the earlier goes to the history")
+    func readAgain() throws {
+        let document = try addPages(1)
+        let page = try #require(try store.queuedPages(limit: 1).first)
+        let first = try #require(try store.write { try store.lease(page, to: worker, now: 1, expires: 100) })
+        #expect(try store.write { try store.complete(first, by: worker, output: output("first"), startedAt: 1, now: 2) })
+        try store.reread(document, options: PageOptions(), now: 3)
+        let again = try #require(try store.queuedPages(limit: 1).first)
+        let second = try #require(try store.write { try store.lease(again, to: worker, now: 4, expires: 100) })
+        // reread wrote its own attempt row (number 2, "requeued"): the new reading is attempt 3.
+        #expect(second.number == 3 && again.attempts == 2)
+        #expect(try store.write { try store.complete(second, by: worker, output: output("second"), startedAt: 4, now: 5) })
+        #expect(try store.text(of: page.id) == "second")
+        let counts = try store.resultCounts()
+        #expect(counts.pages == 1 && counts.rows == 1)
+        let readings = try store.readings(of: page.id)
+        #expect(readings.map(\.text) == ["first", "second"])
+        #expect(readings.map(\.current) == [false, true])
+        #expect(readings.first?.replacedAt == 5)
+    }
+
     @Test("exactly one result per page: a second result and a superseded attempt are ignored")
     func exactlyOnce() throws {
         _ = try addPages(1)
