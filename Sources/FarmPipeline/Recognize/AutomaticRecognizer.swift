@@ -1,6 +1,8 @@
 import FarmCore
 
-/// `--engine auto`: each page is read by the engine its own evidence favours. Tesseract reads the page once; when
+/// `--engine auto`: each page is read by the engine its own evidence favours. Small print (a body x-height under
+/// `ScaleStage.targetXHeight`, or enlarged `smallPrintEnlargement` or more) goes to the neural engine unread by
+/// Tesseract. Otherwise Tesseract reads the page once; when
 /// that reading is sure enough of itself for the page's length (`EngineEvidence`), Tesseract finishes the page (its
 /// second reading, tables, word corrections), so a clean page costs what it costs with `--engine tesseract`; when the
 /// reading is weak, the neural engine reads the page instead, if its symbols can write the page's languages

@@ -6,7 +6,7 @@ import FarmRuntime
 /// The neural reading engine: PP-OCRv6-small's text detector and line classifier, PP-OCRv6-tiny's recognizer and,
 /// for the lines it is unsure of, PP-OCRv6-small's, run by ONNX Runtime.
 /// Lines are found, cut out upright, read, split into words with boxes on the page, and laid out by ocrfarm's
-/// reading order. Owns the runtime and its three sessions, made once and released with it; one recognizer per
+/// reading order. Owns the runtime and its four sessions, made once and released with it; one recognizer per
 /// page slot, used on that slot's thread only (ONNX Runtime gets one intra-op and one inter-op thread).
 public final class NeuralRecognizer: PageRecognizer {
     public static let stage = "recognize"
@@ -28,7 +28,7 @@ public final class NeuralRecognizer: PageRecognizer {
     /// the DocBank pages and table crops it was not chosen on (decision 0076).
     static let sureLineConfidence = 0.97
 
-    /// Loads the runtime and the three models; a failure names the file.
+    /// Loads the runtime and the four models; a failure names the file.
     public init(models: NeuralModels) throws(PageFailure) {
         func failure(_ error: ONNXRuntimeError, _ path: String) -> PageFailure {
             PageFailure(stage: Self.stage, code: .ocrFailed, message: "\(path): \(error.description)")
@@ -57,15 +57,17 @@ public final class NeuralRecognizer: PageRecognizer {
         } catch {
             throw failure(error, models.recognizerPath)
         }
+        let quickDictionary: String
+        do {
+            quickDictionary = Self.dictionary(try FileSystem.readText(models.quickDictionaryPath))
+        } catch {
+            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: "\(models.quickDictionaryPath): \(error)")
+        }
         do {
             quickRecognizer = try TextRecognizer(session: InferenceSession(runtime: runtime, modelPath: models.quickRecognizerPath, options: options),
-                                                 dictionary: Self.dictionary(try FileSystem.readText(models.quickDictionaryPath)))
-        } catch let error as FileError {
-            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: "\(models.quickDictionaryPath): \(error)")
-        } catch let error as ONNXRuntimeError {
-            throw failure(error, models.quickRecognizerPath)
+                                                 dictionary: quickDictionary)
         } catch {
-            throw PageFailure(stage: Self.stage, code: .ocrFailed, message: "\(models.quickRecognizerPath): \(error)")
+            throw failure(error, models.quickRecognizerPath)
         }
         engineName = NeuralModels.engineName(runtimeVersion: runtime.version)
     }
