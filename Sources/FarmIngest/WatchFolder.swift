@@ -33,6 +33,11 @@ public final class WatchFolder {
     /// Editors' and downloaders' temporary files left out since the start (each path once, however many events).
     private var ignored = Set<[UInt8]>()
     public var temporaryIgnored: Int { ignored.count }
+    /// Entries that are not regular files (a symbolic link, a FIFO, a socket, a device) left out since the start,
+    /// each path once; `takeRefused` hands over the ones not yet said.
+    private var refused = Set<[UInt8]>()
+    private var refusedUnsaid: [(path: [UInt8], reason: String)] = []
+    public var refusedCount: Int { refused.count }
 
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public let description: String
@@ -89,7 +94,8 @@ public final class WatchFolder {
             case .directory where name.first != UInt8(ascii: "."): add(folder: below)
             // A file already pending keeps what its events said (still open for writing, say).
             case .file: seen(below, open: nil)
-            default: break
+            case .directory: break
+            case .symlink, .other: refuse(below, status.kind)
             }
         }
     }
@@ -104,6 +110,20 @@ public final class WatchFolder {
         let wasOpen = pending[relative]?.open ?? false
         pending[relative] = Pending(lastEvent: Clock.monotonicMilliseconds, size: status?.size ?? -1,
                                     modified: status?.modified ?? 0, open: open ?? wasOpen)
+    }
+
+    /// Leaves out an entry that is not a regular file, once.
+    private func refuse(_ relative: [UInt8], _ kind: FileSystem.Kind) {
+        guard refused.insert(relative).inserted else { return }
+        let reason = kind == .symlink ? "a symbolic link (links are never followed: put the file itself here)"
+            : "not a regular file (a FIFO, socket or device)"
+        refusedUnsaid.append((relative, reason))
+    }
+
+    /// The links and special files left out since the last call, with why, in the order they were found.
+    public func takeRefused() -> [(path: [UInt8], reason: String)] {
+        defer { refusedUnsaid = [] }
+        return refusedUnsaid
     }
 
     /// Reads the events that arrived, waiting up to `timeout` milliseconds for the first.
@@ -160,9 +180,12 @@ public final class WatchFolder {
         let now = Clock.monotonicMilliseconds
         var complete: [[UInt8]] = []
         for (relative, file) in pending where now - file.lastEvent >= quietMilliseconds {
-            guard let status = try? FileSystem.status(root.appending(relative), followLinks: false), status.kind == .file else {
-                // Gone (removed, or moved away), also while open: its close would not be reported here.
+            let found = try? FileSystem.status(root.appending(relative), followLinks: false)
+            guard let status = found, status.kind == .file else {
+                // Gone (removed, or moved away), also while open: its close would not be reported here. A link
+                // or special file is never taken, and is said once.
                 pending[relative] = nil
+                if let kind = found?.kind, kind != .directory { refuse(relative, kind) }
                 continue
             }
             guard !file.open else { continue }

@@ -93,6 +93,9 @@ struct WatchCommand: Command {
         let started = Clock.monotonicMilliseconds
         _ = try supervisor.supervise(pauseMilliseconds: 0) {
             watcher.poll(timeout: 200)
+            for (relative, reason) in watcher.takeRefused() {
+                Console.error("ocrfarm watch: \(Printable.text(RawPath(bytes: relative).description)) left out: \(reason)")
+            }
             for relative in watcher.takeComplete() {
                 if let path = FileSystem.canonicalPath(root.appending(relative)), storeFiles.contains(path) { continue }
                 tally.took(relative, as: try submission.submit([relative], below: root))
@@ -107,7 +110,8 @@ struct WatchCommand: Command {
         }
         let counts = try store.counts(of: tally.documents.sorted())
         let elapsed = Double(Clock.monotonicMilliseconds - started) / 1000
-        Console.error(tally.summary(elapsed: elapsed, counts: counts, temporaryIgnored: watcher.temporaryIgnored, givenBack: givenBack))
+        Console.error(tally.summary(elapsed: elapsed, counts: counts, temporaryIgnored: watcher.temporaryIgnored,
+                                    refused: watcher.refusedCount, givenBack: givenBack))
         return .success
     }
 
@@ -206,10 +210,11 @@ private struct WatchTally {
     }
 
     /// The closing line: what was taken, and what the store holds of the pages taken.
-    func summary(elapsed: Double, counts: [PageState: Int], temporaryIgnored: Int, givenBack: Int) -> String {
+    func summary(elapsed: Double, counts: [PageState: Int], temporaryIgnored: Int, refused: Int, givenBack: Int) -> String {
         var summary = "watched \(Format.fixed(elapsed, 1)) s: took \(taken) file\(taken == 1 ? "" : "s") (\(pages) page\(pages == 1 ? "" : "s"))"
         summary += ", \(known) already submitted (not read again), \(leftOut) left out, \(temporaryIgnored) temporary ignored"
         if unusable > 0 { summary += ", \(unusable) unusable" }
+        if refused > 0 { summary += ", \(refused) link\(refused == 1 ? "" : "s") or special file\(refused == 1 ? "" : "s") refused" }
         if target != nil { summary += ", \(moved) moved to the done folder" }
         summary += "; of the pages taken: \(counts[.done] ?? 0) done, \(counts[.failed] ?? 0) failed, "
             + "\((counts[.queued] ?? 0) + (counts[.leased] ?? 0)) left queued"

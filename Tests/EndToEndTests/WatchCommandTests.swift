@@ -52,6 +52,9 @@ struct WatchCommandTests {
         for name in [".big scan.tif.swp", "scan.png~", "draft.swp", "scan.tif.part", "scan.png.crdownload", "upload.tmp"] {
             farm.folder.write("inbox/\(name)", png)
         }
+        // A link dropped in (to a page outside): never followed, named in the log, counted at the end.
+        farm.folder.write("outside/linked.png", png)
+        #expect(symlink(outside + "/linked.png", inbox + "/linked.png") == 0)
 
         try #require(FarmHarness.wait(seconds: 180) { Self.finished(farm.storePath, documents: 1) }, "\(watcher.log)")
         var pages = Self.pages(farm.storePath)
@@ -82,6 +85,8 @@ struct WatchCommandTests {
             .flatMap { line in line.components(separatedBy: " temporary ignored").first?.split(separator: " ").last }
             .flatMap { Int($0) } ?? 0
         #expect(ignored >= 6, "\(watcher.log)")
+        #expect(watcher.log.contains("linked.png left out: a symbolic link"), "\(watcher.log)")
+        #expect(watcher.log.contains(", 1 link or special file refused"), "\(watcher.log)")
         #expect(Self.documentCount(farm.storePath) == 1)
     }
 

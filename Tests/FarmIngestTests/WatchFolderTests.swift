@@ -60,4 +60,40 @@ struct WatchFolderTests {
         let taken = Self.collect(watcher, milliseconds: 600)
         #expect(taken == ["box/inner/p1.png"], "\(taken)")
     }
+
+    @Test("links and special files are never taken, and each is named once with why: there at the start or dropped in later")
+    func linksAndSpecialFilesRefused() throws {
+        let folder = TemporaryDirectory("watch-unit")
+        let outside = TemporaryDirectory("watch-outside")
+        outside.write("secret.png", [1, 2, 3])
+        try FileSystem.makeDirectory(outside.file("box"))
+        #expect(symlink(outside.file("secret.png"), folder.file("early-link.png")) == 0)
+        let watcher = try WatchFolder(root: RawPath(folder.path), quietMilliseconds: 100)
+        #expect(symlink(outside.file("secret.png"), folder.file("late-link.png")) == 0)
+        #expect(symlink(outside.file("box"), folder.file("linked-folder")) == 0)
+        #expect(mkfifo(folder.file("pipe.png"), 0o644) == 0)
+        folder.write("real.png", [4, 5, 6])
+        var refused: [String: String] = [:]
+        var taken: [String] = []
+        let end = Clock.monotonicMilliseconds + 800
+        while Clock.monotonicMilliseconds < end {
+            watcher.poll(timeout: 50)
+            taken += watcher.takeComplete().map { String(decoding: $0, as: UTF8.self) }
+            for (path, reason) in watcher.takeRefused() {
+                let name = String(decoding: path, as: UTF8.self)
+                #expect(refused[name] == nil, "\(name) said twice")
+                refused[name] = reason
+            }
+        }
+        #expect(taken == ["real.png"], "\(taken)")
+        #expect(Set(refused.keys) == ["early-link.png", "late-link.png", "linked-folder", "pipe.png"], "\(refused)")
+        #expect(refused["late-link.png"]?.contains("symbolic link") == true)
+        #expect(refused["pipe.png"]?.contains("not a regular file") == true)
+        #expect(watcher.refusedCount == 4)
+        // Touched again, a link is not said again.
+        _ = unlink(folder.file("late-link.png"))
+        #expect(symlink(outside.file("secret.png"), folder.file("late-link.png")) == 0)
+        for _ in 0..<6 { watcher.poll(timeout: 50); _ = watcher.takeComplete() }
+        #expect(watcher.takeRefused().isEmpty)
+    }
 }
