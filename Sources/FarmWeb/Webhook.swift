@@ -124,21 +124,62 @@ public final class Webhook: Sendable {
 
     // MARK: Sending
 
+    /// A document's delivery: its body, the attempts made, and when it is due again.
+    private struct Delivery {
+        let body: [UInt8]
+        var attempts = 0
+        var due: Int64 = 0
+        var delay: Int
+    }
+
+    /// Delivers each document as it comes; a failed delivery waits for its own retry (exponential backoff) while the
+    /// documents after it go out at once, so a receiver that refuses one body holds up no other.
     private func send() {
-        while let body = queue.pop() {
-            var delay = retry.firstDelayMilliseconds
-            for attempt in 1...max(1, retry.attempts) {
-                let status = post(body)
-                if let status, (200..<300).contains(status) { break }
-                Log.warning("webhook delivery failed", ["url": target.url, "attempt": String(attempt),
-                                                        "status": status.map(String.init) ?? "no answer"])
-                if attempt == retry.attempts || state.isStopping { break }
-                let wake = Clock.monotonicMilliseconds + Int64(delay)
-                while Clock.monotonicMilliseconds < wake && !state.isStopping { Clock.sleep(milliseconds: 20) }
-                delay = min(delay * 2, retry.maxDelayMilliseconds)
+        var retrying: [Delivery] = []
+        var open = true
+        while !state.isStopping && (open || !retrying.isEmpty) {
+            let now = Clock.monotonicMilliseconds
+            if let next = retrying.indices.min(by: { retrying[$0].due < retrying[$1].due }), retrying[next].due <= now {
+                let delivery = retrying.remove(at: next)
+                if let again = attempt(delivery) { retrying.append(again) }
+                continue
+            }
+            let wait = retrying.map { Int($0.due - now) }.min().map { max(1, min($0, 200)) }
+            guard open else {
+                Clock.sleep(milliseconds: wait ?? 20)
+                continue
+            }
+            if let body = queue.pop(timeoutMilliseconds: wait) {
+                if let again = attempt(Delivery(body: body, delay: retry.firstDelayMilliseconds)) { retrying.append(again) }
+            } else if wait == nil {
+                open = false   // closed and drained
             }
         }
+        // Stopping: what was queued and never tried gets one attempt, as before the stop.
+        while let body = queue.pop(timeoutMilliseconds: 0) { _ = attempt(Delivery(body: body, attempts: max(0, retry.attempts - 1), delay: 0)) }
     }
+
+    /// One attempt at `delivery`: nil when it is done with (delivered, or out of attempts), else the delivery due again.
+    private func attempt(_ delivery: Delivery) -> Delivery? {
+        var delivery = delivery
+        delivery.attempts += 1
+        let status = post(delivery.body)
+        if let status, (200..<300).contains(status) { return nil }
+        Log.warning("webhook delivery failed", ["url": target.url, "attempt": String(delivery.attempts),
+                                                "status": status.map(String.init) ?? "no answer"])
+        guard delivery.attempts < max(1, retry.attempts) else { return nil }
+        delivery.due = Clock.monotonicMilliseconds + Int64(delivery.delay)
+        delivery.delay = min(delivery.delay * 2, retry.maxDelayMilliseconds)
+        return delivery
+    }
+
+    /// Starts the sender alone, for deliveries given by `enqueue` (tests).
+    func startSending() {
+        state.set(watcher: nil, sender: NativeThread.start(name: "webhook-send") { [self] in self.send() })
+    }
+
+    /// Queues a body for delivery, as the watcher does for each finished document.
+    func enqueue(_ body: [UInt8]) { queue.push(body) }
 
     /// One delivery: the HTTP status of the answer, nil when there was none.
     func post(_ body: [UInt8]) -> Int? {
@@ -196,9 +237,9 @@ private final class WatchState: @unchecked Sendable {
         return stop
     }
 
-    func set(watcher: NativeThread, sender: NativeThread) {
+    func set(watcher: NativeThread?, sender: NativeThread) {
         pthread_mutex_lock(&mutex)
-        threads = [watcher, sender]
+        threads = [watcher, sender].compactMap { $0 }
         pthread_mutex_unlock(&mutex)
     }
 
