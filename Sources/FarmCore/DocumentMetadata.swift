@@ -5,6 +5,17 @@ public struct DocumentMetadata: Sendable, Equatable {
     public enum Field: String, Sendable, CaseIterable {
         case title, date, creator, identifier, shelfmark
 
+        /// Its name as shown to people (the IIIF manifest's metadata labels).
+        public var label: String {
+            switch self {
+            case .title: "Title"
+            case .date: "Date"
+            case .creator: "Creator"
+            case .identifier: "Identifier"
+            case .shelfmark: "Shelfmark"
+            }
+        }
+
         /// The most characters a value may have.
         public var maxLength: Int {
             switch self {

@@ -9,6 +9,8 @@ struct IIIFDocument: Sendable {
     let measuredPages: Int
     /// Pages by state.
     let done: Int
+    /// Its catalogue fields (title, date, creator, identifier, shelfmark), empty when none were set.
+    let metadata: DocumentMetadata
 }
 
 /// A page's text on its canvas: lines and words with boxes in canvas pixels.
@@ -26,7 +28,8 @@ extension Store {
     func iiifDocument(_ id: DocumentID) throws -> IIIFDocument? {
         guard let record = try document(id) else { return nil }
         let quality = try measures(of: id)
-        return IIIFDocument(record: record, quality: quality.mean, measuredPages: quality.measuredPages, done: quality.done)
+        return IIIFDocument(record: record, quality: quality.mean, measuredPages: quality.measuredPages, done: quality.done,
+                            metadata: try metadata(of: id))
     }
 
     /// The document's pages with their canvas sizes; a page without a result is sized by its image's header, and

@@ -20,7 +20,10 @@ enum Presentation {
                          links: IIIFLinks) -> JSON
     {
         let id = document.record.id
-        var metadata = [
+        let catalogue = document.metadata
+        // The catalogue's fields first (as a IIIF viewer shows them, in the order the viewer's form has them).
+        var metadata = DocumentMetadata.Field.allCases.filter { !catalogue[$0].isEmpty }.map { entry($0.label, catalogue[$0]) }
+        metadata += [
             entry("Document", document.record.name),
             entry("Pages", String(document.record.pageCount)),
             entry("Pages read", String(document.done)),
@@ -32,14 +35,24 @@ enum Presentation {
             ("@context", links.isStatic ? JSON(context) : [JSON(searchContext), JSON(context)]),
             ("id", JSON(links.manifest(id))),
             ("type", "Manifest"),
-            ("label", label(document.record.name)),
+            ("label", label(catalogue.title.isEmpty ? document.record.name : catalogue.title)),
             ("metadata", .array(metadata)),
         ]
+        if let navDate = navDate(catalogue.date) { fields.append(("navDate", JSON(navDate))) }
         if !links.isStatic {
             fields.append(("service", [.object([("id", JSON(links.search(id))), ("type", "SearchService2")])]))
         }
         fields.append(("items", .array(canvases.map { canvas($0.page, width: $0.width, height: $0.height, document: id, links: links) })))
         return .object(fields)
+    }
+
+    /// The Presentation API's `navDate` (an xsd:dateTime in UTC) for a catalogue date of `YYYY`, `YYYY-MM` or
+    /// `YYYY-MM-DD`: its first day, at midnight; nil without a date.
+    static func navDate(_ date: String) -> String? {
+        guard !date.isEmpty else { return nil }
+        let parts = date.split(separator: "-")
+        guard (1...3).contains(parts.count) else { return nil }
+        return parts[0] + "-" + (parts.count > 1 ? parts[1] : "01") + "-" + (parts.count > 2 ? parts[2] : "01") + "T00:00:00Z"
     }
 
     static func canvas(_ page: CanvasPage, width: Int, height: Int, document: DocumentID, links: IIIFLinks) -> JSON {

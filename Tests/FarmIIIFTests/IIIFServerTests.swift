@@ -58,6 +58,12 @@ final class IIIFStoreFixture: Sendable {
         }
         self.documents = documents
         self.pages = pages
+        // Catalogue fields on one document, as an archivist sets them in the viewer: its manifest shows them.
+        if let clean = documents["clean.png"] {
+            _ = try Store(path: store).setMetadata(DocumentMetadata(title: "Brief an Bessel", date: "1829-05",
+                                                                    creator: "Carl Friedrich Gauß", shelfmark: "Cod. Ms. Gauß 12"),
+                                                   of: clean)
+        }
     }
 }
 
@@ -192,6 +198,18 @@ struct IIIFServerTests {
         try #require(run.status == 0, "prezi3 check: \(run.stderr)")
         let report = try JSON.parse(run.text)
         #expect(report["manifests"]?.intValue == 4)
+        // The catalogue fields: the title is the label, each field set is a metadata entry, the date a navDate.
+        let clean = try server.json("/iiif/\(try #require(fixture.documents["clean.png"]))/manifest")
+        #expect(clean["label"]?["none"]?[0]?.stringValue == "Brief an Bessel", "\(clean)")
+        let entries = (clean["metadata"]?.arrayValue ?? []).compactMap { entry -> (String, String)? in
+            guard let name = entry["label"]?["en"]?[0]?.stringValue, let value = entry["value"]?["none"]?[0]?.stringValue else { return nil }
+            return (name, value)
+        }
+        #expect(entries.prefix(4).map { "\($0.0): \($0.1)" } == ["Title: Brief an Bessel", "Date: 1829-05", "Creator: Carl Friedrich Gauß",
+                                                                "Shelfmark: Cod. Ms. Gauß 12"], "\(entries)")
+        #expect(clean["navDate"]?.stringValue == "1829-05-01T00:00:00Z")
+        let squares = try server.json("/iiif/\(try #require(fixture.documents["squares.png"]))/manifest")
+        #expect(squares["navDate"] == nil && squares["label"]?["none"]?[0]?.stringValue?.hasSuffix("squares.png") == true, "\(squares)")
         #expect(report["canvases"]?.intValue == 4)
         #expect(report["images"]?.intValue == 4)
         #expect(report["annotation_pages"]?.intValue == 4)
