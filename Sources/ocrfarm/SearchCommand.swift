@@ -77,7 +77,8 @@ struct SearchCommand: Command {
         }
         let documents = try ReportDocuments.selected(documentNames, in: store)
         let results = try store.search(query, documents: documents.map { $0.map(\.id) }, limit: limit)
-        // Documents named like the query (`search muller` for "Brief an Müller.tif"), unless --document chose.
+        // Documents named like the query (`search muller` for "Brief an Müller.tif") or whose catalogue fields match it,
+        // unless --document chose.
         let named = documents == nil ? try store.documents(matchingName: query, limit: 10) : []
         if json {
             Console.out(JSON.object([
@@ -102,7 +103,7 @@ struct SearchCommand: Command {
         }
         var namedText = ""
         if !named.isEmpty {
-            namedText = "documents named like it:\n"
+            namedText = "documents named or catalogued like it (title, creator, shelfmark…):\n"
             for document in named {
                 namedText += "  \(Printable.text(document.name))  (\(document.pageCount) page\(document.pageCount == 1 ? "" : "s"))\n"
             }

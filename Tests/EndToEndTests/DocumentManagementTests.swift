@@ -60,7 +60,7 @@ struct DocumentManagementTests {
         #expect(run.status == 0, "\(run.stderr)")
         let search = try Run.ocrfarm(["search", "--store", farm.storePath, "muller"])
         #expect(search.status == 0, "\(search.stderr)")
-        #expect(search.text == "no pages match muller\ndocuments named like it:\n  Brief an Müller (1).tif  (1 page)\n", "\(search.text)")
+        #expect(search.text == "no pages match muller\ndocuments named or catalogued like it (title, creator, shelfmark…):\n  Brief an Müller (1).tif  (1 page)\n", "\(search.text)")
         let both = try Run.ocrfarm(["search", "--store", farm.storePath, "--json", "quick"])
         let json = try JSON.parse(Array(both.stdout))
         #expect(json["hits"]?.arrayValue?.count == 1 && json["documents_named"]?.arrayValue?.isEmpty == true, "\(both.text)")
