@@ -98,6 +98,7 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "FarmAnalysisTests", dependencies: ["FarmAnalysis", "ICU", "FarmCore"]),
         .testTarget(name: "FarmCoreTests", dependencies: ["FarmCore", "FarmRuntime", "TestSupport"]),
+        .testTarget(name: "FarmRuntimeTests", dependencies: ["FarmRuntime", "FarmCore", "TestSupport"]),
         .testTarget(name: "FarmPipelineTests", dependencies: ["FarmPipeline", "FarmCore", "FarmRuntime", "FarmAnalysis", "Leptonica", "Tesseract",
                                                              "TestSupport"]),
         .testTarget(name: "FarmExportTests", dependencies: ["FarmExport", "FarmCore", "FarmRuntime", "TestSupport"]),
