@@ -30,6 +30,18 @@ struct NeuralLayoutTests {
         #expect(joined[1].box == Rect(x: 20, y: 60, width: 430, height: 21))
     }
 
+    @Test("a row's pieces whose grown boxes overlap by half a line height stay in order (SROIE 390's item row)")
+    func overlappingPieces() {
+        // The detector's boxes of SROIE receipt 390: "2X" ends at x 594, the unit price "5.30" starts at 570.
+        let lines = [
+            Self.line(86, 818, 250, 48, words: ["MC22-32", "-", "10/120"]),
+            Self.line(77, 869, 140, 48, words: ["9068477"]), Self.line(484, 871, 110, 47, words: ["2X"]),
+            Self.line(570, 870, 100, 49, words: ["5.30"]), Self.line(686, 870, 113, 49, words: ["10.60"]),
+            Self.line(73, 920, 200, 46, words: ["HOOK1526#"]),
+        ]
+        #expect(LineLayout.joinedRows(lines).map(\.text) == ["MC22-32 - 10/120", "9068477 2X 5.30 10.60", "HOOK1526#"])
+    }
+
     @Test("two columns of prose stay apart, even beside a short last line of a paragraph")
     func proseColumnsStayApart() {
         var lines: [Line] = []

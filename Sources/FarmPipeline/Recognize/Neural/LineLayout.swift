@@ -13,6 +13,12 @@ enum LineLayout {
 
     /// Pieces of a row closer than this many line heights are one line the detector split at a wide space.
     static let maxWordGap = 1.0
+    /// How far the next piece of a row may start left of where a piece ends, in line heights. The detector grows
+    /// each region by its unclip distance (area × 1.6 / perimeter: up to 0.8 of the shrunk region's height on each
+    /// side), so the boxes of two pieces a narrow space apart overlap by up to about 0.6 of their height (a receipt's
+    /// quantity "2X" and its unit price "5.30": 24 px of 47). At half a height such a neighbour was passed over, the
+    /// row joined to the piece after it, and the neighbour left a line of its own, read after the table.
+    static let maxRowOverlap = 1.0
     /// A row's piece of at most this many words (a label, a price) joins its neighbour across any gap
     /// (`RowLayout.cellWords`), unless the gap is a column gutter.
     static let cellWords = RowLayout.cellWords
@@ -47,7 +53,7 @@ enum LineLayout {
             var nearest: Int?
             for j in order[(position + 1)...] where !hasPrevious[j] {
                 let b = lines[j].box
-                guard b.x >= a.maxX - min(a.height, b.height) / 2 else { continue }
+                guard Double(b.x) >= Double(a.maxX) - maxRowOverlap * Double(min(a.height, b.height)) else { continue }
                 let overlap = min(a.maxY, b.maxY) - max(a.y, b.y)
                 let small = min(a.height, b.height), large = max(a.height, b.height)
                 guard 10 * overlap >= 6 * small, 2 * large <= 3 * small else { continue }
