@@ -426,6 +426,7 @@ public final class PageProcessor {
             var decoded = try Decoder.decode(rendered.image, limits: limits, keepColor: keepColor)
             // Boxes are in the rendering's pixels: its resolution is what maps them back to the page's points.
             decoded.declaredResolution = rendered.resolution
+            decoded.drawingErrors = rendered.drawingErrors
             return decoded
         }
     }

@@ -57,6 +57,14 @@ public enum PopplerRasterizer {
 
     /// Page `page` (from 0) of the PDF file at `pdf`, at `size`, within `limits`: the image file's bytes.
     public static func rasterize(_ pdf: String, page: Int, size: Size, limits: Limits = Limits()) throws(Failure) -> [UInt8] {
+        try rasterizeTelling(pdf, page: page, size: size, limits: limits).image
+    }
+
+    /// As `rasterize`, with the errors pdftoppm reported while it drew the page (`Syntax Error (1234): …` lines of a
+    /// damaged page, which it draws as far as it can): a page drawn with errors may lack what they concerned.
+    public static func rasterizeTelling(_ pdf: String, page: Int, size: Size, limits: Limits = Limits())
+        throws(Failure) -> (image: [UInt8], errors: [String])
+    {
         guard let tool = toolPath("pdftoppm") else { throw .notInstalled }
         let folder: String
         do throws(FileError) {
@@ -100,6 +108,7 @@ public enum PopplerRasterizer {
             let said = (try? FileSystem.readText(folder + "/log.txt"))?.split(separator: "\n").last.map(String.init)
             throw .failed(status: status, said: said)
         }
-        return image
+        let said = (try? FileSystem.readText(folder + "/log.txt")) ?? ""
+        return (image, said.split(separator: "\n").filter { $0.contains("Error") }.map(String.init))
     }
 }

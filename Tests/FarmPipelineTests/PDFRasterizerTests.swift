@@ -1,4 +1,5 @@
 import FarmPipeline
+import TestSupport
 import Testing
 
 @Suite("PDF page rendering resolution")
@@ -47,5 +48,21 @@ struct PDFRasterizerTests {
             Syntax Warning: something odd
             """
         #expect(PDFRasterizer.parseImageList(listing) == [PDFImageListing(width: 958, height: 400, xPPI: 96, yPPI: 96)])
+    }
+}
+
+/// A damaged PDF page is drawn as far as it goes, and says so.
+@Suite("PDF pages drawn with errors")
+struct PDFDrawingErrorsTests {
+    @Test("a page whose resources are a 50,000-deep array is drawn with pdftoppm's errors in the decode finding; a sound page has none")
+    func damagedResources() throws {
+        let damaged = try PageProcessor.decode(.pdf(TestPDF.damagedResources("Lost words"), index: 0))
+        #expect(!damaged.drawingErrors.isEmpty)
+        let finding = damaged.findings["pdf_errors"]
+        #expect((finding?["count"]?.intValue ?? 0) >= 1, "\(damaged.findings)")
+        #expect(finding?["first"]?[0]?.stringValue?.contains("Error") == true, "\(damaged.findings)")
+        let sound = try PageProcessor.decode(.pdf(TestPDF.pages([(width: 612, height: 792, rotate: 0)]), index: 0))
+        #expect(sound.drawingErrors.isEmpty, "\(sound.drawingErrors)")
+        #expect(sound.findings["pdf_errors"] == nil)
     }
 }

@@ -254,6 +254,19 @@ public enum TestPDF {
         return assembled(objects)
     }
 
+    /// A one-page PDF whose page resources are an array nested `depth` deep instead of a dictionary (a damaged or
+    /// hostile file): its text's font cannot be found, so viewers draw the page without it.
+    public static func damagedResources(_ text: String, depth: Int = 50_000) -> [UInt8] {
+        let stream = "BT /F1 24 Tf 40 400 Td (\(text)) Tj ET"
+        return assembled([
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources "
+                + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + " >>",
+            "<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream",
+        ])
+    }
+
     static func assembled(_ objects: [String]) -> [UInt8] {
         var pdf = "%PDF-1.4\n"
         var offsets: [Int] = []

@@ -96,6 +96,9 @@ public struct DecodedPage {
     public var rowsRead: Int?
     /// The file's rows (before its EXIF orientation is applied), for the `truncated` finding.
     var fileRows = 0
+    /// For a PDF page, the errors its rasterizer reported while drawing it (a damaged page is drawn as far as it
+    /// goes, and may lack what they concerned: its text, its image): the `pdf_errors` finding.
+    public var drawingErrors: [String] = []
 
     public init(image: Pix, format: ImageFormat, declaredResolution: Int, exifOrientation: Int = 1) {
         self.image = image
@@ -113,6 +116,10 @@ public struct DecodedPage {
         if let rowsRead {
             fields.append(("truncated", .object([("rows_read", JSON(rowsRead)), ("rows", JSON(fileRows)),
                                                   ("rest", JSON("white"))])))
+        }
+        if !drawingErrors.isEmpty {
+            fields.append(("pdf_errors", .object([("count", JSON(drawingErrors.count)),
+                                                   ("first", .array(drawingErrors.prefix(3).map { JSON(String($0.prefix(200))) }))])))
         }
         return .object(fields)
     }

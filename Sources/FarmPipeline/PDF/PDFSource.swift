@@ -52,6 +52,8 @@ public enum PDFRasterizer {
     public struct Rendering: Sendable {
         public let image: [UInt8]
         public let resolution: Int
+        /// The errors pdftoppm reported while drawing the page (a damaged page is drawn as far as it goes).
+        public var drawingErrors: [String] = []
     }
 
     /// The resolution to render a page of `widthPoints` × `heightPoints` with `images` on it at.
@@ -83,7 +85,8 @@ public enum PDFRasterizer {
             let dpi = resolution(images: images, widthPoints: size.width, heightPoints: size.height, maxPixels: maxPixels)
             // A page of gray images is rendered gray: a third of the pixels' bytes, and no colour is lost.
             let gray = !images.isEmpty && images.allSatisfy { $0.components == 1 }
-            return Rendering(image: try render(path, page: page, resolution: dpi, gray: gray), resolution: dpi)
+            let drawn = try render(path, page: page, resolution: dpi, gray: gray)
+            return Rendering(image: drawn.image, resolution: dpi, drawingErrors: drawn.errors)
         }
     }
 
@@ -138,9 +141,11 @@ public enum PDFRasterizer {
     }
 
     /// Renders a page as PNM (`PopplerRasterizer`, the one rasterizer of PDF pages).
-    private static func render(_ path: String, page: Int, resolution: Int, gray: Bool) throws(PageFailure) -> [UInt8] {
+    private static func render(_ path: String, page: Int, resolution: Int, gray: Bool)
+        throws(PageFailure) -> (image: [UInt8], errors: [String])
+    {
         do throws(PopplerRasterizer.Failure) {
-            return try PopplerRasterizer.rasterize(path, page: page, size: .resolution(dpi: resolution, gray: gray))
+            return try PopplerRasterizer.rasterizeTelling(path, page: page, size: .resolution(dpi: resolution, gray: gray))
         } catch {
             let what = "cannot rasterize page \(page + 1)"
             switch error {
