@@ -13,7 +13,53 @@ public struct DocumentSummary: Sendable, Equatable {
     public let qualityMin: Double?
 }
 
+/// Pages of one document that changed state in a transaction, by state (`Store.countChanges`).
+struct CountChange {
+    var queued = 0
+    var leased = 0
+    var done = 0
+    var failed = 0
+
+    mutating func add(_ step: Int, to state: PageState) {
+        switch state {
+        case .queued: queued += step
+        case .leased: leased += step
+        case .done: done += step
+        case .failed: failed += step
+        }
+    }
+}
+
 extension Store {
+    /// Notes that a page of `document` went from `old` to `new`: one of the two changes the trigger
+    /// `pages_count_update` leaves out since schema 15 (a lease, a result). Inside a `write` it is added to
+    /// `document_counts` at its end, with the document's other pages (one UPDATE a document, not one a page); in
+    /// any other transaction at once. A caller outside any transaction runs its change and this in a `write`.
+    func countChange(of document: Int64, from old: PageState, to new: PageState) throws {
+        var change = countChanges[document] ?? CountChange()
+        change.add(-1, to: old)
+        change.add(1, to: new)
+        if writing {
+            countChanges[document] = change
+        } else {
+            try writeCountChange(change, of: document)
+        }
+    }
+
+    /// Adds the open `write`'s count changes to `document_counts`, before its COMMIT.
+    func writeCountChanges() throws {
+        for (document, change) in countChanges { try writeCountChange(change, of: document) }
+        countChanges.removeAll(keepingCapacity: true)
+    }
+
+    private func writeCountChange(_ change: CountChange, of document: Int64) throws {
+        try hot(.countChange, """
+            UPDATE document_counts SET queued = queued + ?, leased = leased + ?, done = done + ?, failed = failed + ?
+            WHERE document_id = ?
+            """).execute([.integer(Int64(change.queued)), .integer(Int64(change.leased)), .integer(Int64(change.done)),
+                          .integer(Int64(change.failed)), .integer(document)])
+    }
+
     /// Whether the store keeps per-document counts (`document_counts`, schema 12).
     func hasDocumentCounts() throws -> Bool { try connection.userVersion >= 12 }
 

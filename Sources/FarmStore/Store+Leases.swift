@@ -56,14 +56,17 @@ extension Store {
     /// Leases a queued page to a worker: the lease is in the store before the JOB leaves. Returns the new
     /// attempt, or nil when the page is no longer queued.
     public func lease(_ page: PageID, to worker: WorkerID, now: Double, expires: Double) throws -> AttemptID? {
-        try connection.cached("""
+        if connection.isAutocommit { return try write { try lease(page, to: worker, now: now, expires: expires) } }
+        guard let (attempt, document) = try connection.cached("""
             UPDATE pages SET state = 'leased', attempts = attempts + 1, tries = tries + 1, lease_worker = ?,
                              leased_at = ?, lease_expires = ?, updated_at = ?
             WHERE id = ? AND state = 'queued'
-            RETURNING attempts
-            """).first([.text(worker.rawValue), .real(now), .real(expires), .real(now), .integer(page.rawValue)]) {
-            AttemptID(page: page, number: $0.int(0))
-        }
+            RETURNING attempts, document_id
+            """).first([.text(worker.rawValue), .real(now), .real(expires), .real(now), .integer(page.rawValue)], {
+            (AttemptID(page: page, number: $0.int(0)), $0.int64(1))
+        }) else { return nil }
+        try countChange(of: document, from: .queued, to: .leased)
+        return attempt
     }
 
     /// Leases a page read from the queue (`queuedPages`), as `lease(_:to:now:expires:)` does, without reading the
@@ -73,16 +76,20 @@ extension Store {
     ///
     /// `OR FAIL`: SQLite keeps no statement journal for it (~3 µs a statement, for the `document_counts` trigger). A
     /// failing statement would keep what it changed before the failure, but it changes one row, checked before it is
-    /// written, and its trigger only adds to integer counts; and every caller runs it in a transaction that is rolled
-    /// back whole on any error (the coordinator's commit), as SQLite itself does on a full disk without a journal.
+    /// written, and its trigger only adds to integer counts (and leaves this change out since schema 15: the count is
+    /// `countChange`'s); and every caller runs it in a transaction that is rolled back whole on any error (the
+    /// coordinator's commit), as SQLite itself does on a full disk without a journal.
     public func lease(_ page: QueuedPage, to worker: WorkerID, now: Double, expires: Double) throws -> AttemptID? {
-        let changed = try connection.cached("""
+        if connection.isAutocommit { return try write { try lease(page, to: worker, now: now, expires: expires) } }
+        let changed = try hot(.lease, """
             UPDATE OR FAIL pages SET state = 'leased', attempts = attempts + 1, tries = tries + 1, lease_worker = ?,
                              leased_at = ?, lease_expires = ?, updated_at = ?
             WHERE id = ? AND state = 'queued' AND attempts = ?
             """).execute([.text(worker.rawValue), .real(now), .real(expires), .real(now), .integer(page.id.rawValue),
                           .integer(Int64(page.attempts))])
-        return changed == 1 ? AttemptID(page: page.id, number: page.attempts + 1) : nil
+        guard changed == 1 else { return nil }
+        try countChange(of: page.document.rawValue, from: .queued, to: .leased)
+        return AttemptID(page: page.id, number: page.attempts + 1)
     }
 
     /// Puts an unstarted page a worker handed back into the queue at once, without counting a try.
@@ -151,15 +158,21 @@ extension Store {
         try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .superseded, failure: failure)
     }
 
+    private static let attemptSQL = """
+         INTO attempts (page_id, number, worker_id, started_at, ended_at, outcome, stage, code, message)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let replaceAttemptSQL = "INSERT OR REPLACE" + attemptSQL
+    private static let insertAttemptSQL = "INSERT OR IGNORE" + attemptSQL
+
     /// Records an attempt's outcome; the first outcome of an attempt stays unless `replacing` (a done result wins
     /// over the lost or interrupted row its attempt got while the result was on its way).
     func recordAttempt(_ attempt: AttemptID, worker: WorkerID?, startedAt: Double?, now: Double, outcome: AttemptOutcome,
                                failure: PageFailure? = nil, replacing: Bool = false) throws
     {
-        try connection.cached("""
-            INSERT \(replacing ? "OR REPLACE" : "OR IGNORE") INTO attempts (page_id, number, worker_id, started_at, ended_at, outcome, stage, code, message)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute([
+        // A done page's row, one a page, skips the cache lookup; the SQL is made once for each case.
+        let statement = replacing ? try hot(.attemptDone, Self.replaceAttemptSQL) : try connection.cached(Self.insertAttemptSQL)
+        try statement.execute([
             .integer(attempt.page.rawValue), .integer(Int64(attempt.number)), SQLiteValue(worker?.rawValue),
             SQLiteValue(startedAt), .real(now), .text(outcome.rawValue), SQLiteValue(failure?.stage),
             SQLiteValue(failure?.code.rawValue), SQLiteValue(failure?.message),

@@ -49,12 +49,7 @@ extension Store {
                 if let counts = unfinished.counts {
                     pages = counts
                 } else {
-                    for (state, count) in try connection.cached("""
-                        SELECT state, count(*) FROM pages WHERE state IN ('queued', 'leased', 'failed') GROUP BY state
-                        """).rows([], { ($0.text(0), $0.int(1)) })
-                    {
-                        if let state = PageState(rawValue: state) { pages[state] = count }
-                    }
+                    try countUnfinished(&pages)
                     for (queued, leased) in rereading.values {
                         (pages.queued, pages.leased) = (pages.queued - queued, pages.leased - leased)
                         pages.rereading += queued + leased
@@ -99,6 +94,25 @@ extension Store {
     }
 
     // MARK: Parts of the report
+
+    /// The farm's pages queued, leased and failed, as stored (the pages being reread still among them): from
+    /// `document_counts` (schema 12, its partial index holding the documents with such pages), else counted.
+    private func countUnfinished(_ pages: inout PageCounts) throws {
+        if try hasDocumentCounts() {
+            let sums = try connection.cached("""
+                SELECT coalesce(sum(queued), 0), coalesce(sum(leased), 0), coalesce(sum(failed), 0) FROM document_counts
+                WHERE queued + leased + failed > 0
+                """).first { ($0.int(0), $0.int(1), $0.int(2)) }
+            (pages.queued, pages.leased, pages.failed) = sums ?? (0, 0, 0)
+            return
+        }
+        for (state, count) in try connection.cached("""
+            SELECT state, count(*) FROM pages WHERE state IN ('queued', 'leased', 'failed') GROUP BY state
+            """).rows([], { ($0.text(0), $0.int(1)) })
+        {
+            if let state = PageState(rawValue: state) { pages[state] = count }
+        }
+    }
 
     /// A document's pages by state: the pages not done are counted (few, once a batch is under way), the rest
     /// are done (`page_count` is written with the pages, which are never deleted).
@@ -225,7 +239,10 @@ extension Store {
         (throughput.lastMinuteCount, throughput.lastMinuteSpan) = try window(60)
         (throughput.last10MinutesCount, throughput.last10MinutesSpan) = try window(600)
         (throughput.lastHourCount, throughput.lastHourSpan) = try window(3600)
-        let done = try farmDone ?? connection.cached("SELECT count(*) FROM pages WHERE state = 'done'").first { $0.int(0) } ?? 0
+        // Schema 12 keeps every document's done pages (`pages_state`, which counted them here, is gone since 15).
+        let done = try farmDone ?? connection.cached(try hasDocumentCounts()
+            ? "SELECT coalesce(sum(done), 0) FROM document_counts"
+            : "SELECT count(*) FROM pages WHERE state = 'done'").first { $0.int(0) } ?? 0
         // The first document by id: min(submitted_at) would read every document (no index on the time).
         let first = try connection.cached("SELECT submitted_at FROM documents ORDER BY id LIMIT 1").first { $0.double(0) }
         let last = try connection.cached("SELECT max(finished_at) FROM results").first { $0.optionalDouble(0) } ?? nil

@@ -35,19 +35,14 @@ extension Store {
     public func complete(_ attempt: AttemptID, by worker: WorkerID, output: PageOutput, startedAt: Double?,
                          now: Double = Clock.now) throws -> Bool
     {
-        // Only the worker the attempt was given to may complete it (issue 18): the lease holder, or, for a page
-        // taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt row names.
-        // `OR FAIL`: no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
-        let changed = try connection.cached("""
-            UPDATE OR FAIL pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
-                             failure_stage = NULL, failure_code = NULL, failure_message = NULL
-            WHERE id = ? AND attempts = ? AND \(Self.attemptHeldBy)
-            """).execute([.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
-                          .text(worker.rawValue), .text(worker.rawValue)])
-        guard changed == 1 else {
+        if connection.isAutocommit {
+            return try write { try complete(attempt, by: worker, output: output, startedAt: startedAt, now: now) }
+        }
+        guard let document = try markDone(attempt, by: worker, now: now) else {
             try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now)
             return false
         }
+        try countChange(of: document.id, from: document.was, to: .done)
         // The page's model (render on demand) is kept compressed in its result row, not among the renderings;
         // written with the row (one insert, not an insert and an update of the same row).
         let model = output.artifacts.first { $0.0 == Self.modelName }?.1
@@ -61,7 +56,7 @@ extension Store {
         // earlier result, which the insert leaves alone; it goes to the history now, not before, and the new row
         // takes its place. (Asking first would cost every page a query for the rare page read again.)
         var readBefore = false
-        if try connection.cached("""
+        if try hot(.insertResult, """
             INSERT OR IGNORE INTO results (page_id, attempt, worker_id, engine, text, mean_confidence, width, height,
                                            structure, timings, finished_at, model)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -89,6 +84,42 @@ extension Store {
         // The attempt's row says done, even when a lost or interrupted row of the same attempt was written first.
         try recordAttempt(attempt, worker: worker, startedAt: startedAt, now: now, outcome: .done, replacing: true)
         return true
+    }
+}
+
+extension Store {
+    /// The SQL that makes a page done (`markDone`); bound: time, page, attempt, worker.
+    private static let doneSQL = """
+        UPDATE OR FAIL pages SET state = 'done', lease_worker = NULL, leased_at = NULL, lease_expires = NULL, updated_at = ?,
+                         failure_stage = NULL, failure_code = NULL, failure_message = NULL
+        WHERE id = ? AND attempts = ? AND
+        """
+    private static let doneFromLeasedSQL = doneSQL + " state = 'leased' AND lease_worker = ?"
+    private static let doneFromQueuedSQL = doneSQL + """
+         state = 'queued' AND EXISTS (
+            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?)
+        """
+
+    /// Makes `attempt`'s page done if the attempt is the page's current one and `worker`'s; returns the page's
+    /// document and the state it left (for `document_counts`), or nil when the page has moved on.
+    ///
+    /// Only the worker the attempt was given to may complete it (issue 18, `attemptHeldBy`): the lease holder, or,
+    /// for a page taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt
+    /// row names. The two cases are two statements, so the state the page left is known without `RETURNING` (a
+    /// temporary table a statement, decision 0089); the second runs only when the first changed nothing. `OR FAIL`:
+    /// no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
+    private func markDone(_ attempt: AttemptID, by worker: WorkerID, now: Double) throws -> (id: Int64, was: PageState)? {
+        let bound: [SQLiteValue] = [.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
+                                    .text(worker.rawValue)]
+        var was = PageState.leased
+        if try hot(.doneFromLeased, Self.doneFromLeasedSQL).execute(bound) == 0 {
+            guard try hot(.doneFromQueued, Self.doneFromQueuedSQL).execute(bound) == 1 else { return nil }
+            was = .queued
+        }
+        guard let document = try hot(.documentOfPage, "SELECT document_id FROM pages WHERE id = ?")
+            .first([.integer(attempt.page.rawValue)], { $0.int64(0) })
+        else { throw StoreError("page \(attempt.page.rawValue) was made done and then not found") }
+        return (document, was)
     }
 }
 

@@ -69,7 +69,10 @@ extension Store {
 
     /// Documents that still have queued or leased pages.
     public func documentsWithWork() throws -> [DocumentID] {
-        try connection.cached("SELECT DISTINCT document_id FROM pages WHERE state IN ('queued', 'leased') ORDER BY document_id")
+        // `state != 'done'` lets the partial index `pages_unfinished` (schema 10) serve it; `pages_state` is gone (15).
+        try connection.cached("""
+            SELECT DISTINCT document_id FROM pages WHERE state != 'done' AND +state IN ('queued', 'leased') ORDER BY document_id
+            """)
             .rows([]) { DocumentID($0.int64(0)) }
     }
 

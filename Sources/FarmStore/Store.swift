@@ -91,6 +91,14 @@ public final class Store {
     /// (tests reach it through `@testable import FarmStore`).
     let connection: Connection
 
+    /// Pages made leased or done in the open `write` transaction, by document, not yet in `document_counts`
+    /// (`Store+DocumentCounts.swift`): added before its COMMIT, dropped with a rollback.
+    var countChanges: [Int64: CountChange] = [:]
+    /// Whether a `write` transaction is open (count changes wait for its end).
+    var writing = false
+    /// The statements run for every page, once prepared (`Store+HotStatements.swift`).
+    var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)
+
     /// Opens the store at `path`, creating and migrating it unless `readOnly`.
     ///
     /// A read-only open by a process that may not write the store (an operator's `status` on the coordinator's
@@ -155,9 +163,23 @@ public final class Store {
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction; SQLite errors become `StoreError`s naming the store.
+    /// Pages made leased or done in it are added to `document_counts` just before its COMMIT.
     public func write<T>(_ body: () throws -> T) throws -> T {
+        // A write inside a write fails at its BEGIN: the outer one's count changes stay its own.
+        let outer = !writing
+        if outer { writing = true }
+        defer {
+            if outer {
+                writing = false
+                countChanges.removeAll(keepingCapacity: true)
+            }
+        }
         do {
-            return try connection.transaction(.immediate, body)
+            return try connection.transaction(.immediate) {
+                let value = try body()
+                if outer { try writeCountChanges() }
+                return value
+            }
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         }
