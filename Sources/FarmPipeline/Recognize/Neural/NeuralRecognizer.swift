@@ -96,8 +96,11 @@ public final class NeuralRecognizer: PageRecognizer {
         var crops = found.regions.compactMap { LineCrop($0, of: image) }
         clock.record("detect_ms")
         let reading = try read(&crops, clock: &clock)
-        let (lines, onInk) = Self.lines(crops: crops, readings: reading.readings,
-                                        pageBounds: Rect(x: 0, y: 0, width: width, height: height), candidates: options.candidates)
+        let (detected, onInk) = Self.lines(crops: crops, readings: reading.readings,
+                                           pageBounds: Rect(x: 0, y: 0, width: width, height: height), candidates: options.candidates)
+        // A figure's labels are left out of the text, as Tesseract's layout leaves them (FigureRegions).
+        let figureLabels = Set(FigureRegions.labels(detected, on: image))
+        let lines = detected.indices.filter { !figureLabels.contains($0) }.map { detected[$0] }
 
         let words = lines.flatMap(\.words)
         let mean = words.isEmpty ? 0 : words.map(\.confidence).reduce(0, +) / Double(words.count)
@@ -110,7 +113,7 @@ public final class NeuralRecognizer: PageRecognizer {
         result.placeOnInk(onInk)
         result.text = TesseractRecognizer.text(of: result)
         result.findings = .object([("recognize", .object([
-            ("engine", JSON(engineName)), ("regions", JSON(found.regions.count)), ("lines", JSON(lines.count)),
+            ("engine", JSON(engineName)), ("regions", JSON(found.regions.count)), ("lines", JSON(lines.count)), ("figure_labels", JSON(figureLabels.count)),
             ("turned", JSON(reading.turned)), ("doubted", JSON(reading.doubted)), ("read_again", JSON(reading.readAgain)),
             ("x_height", found.textSize.map { .rounded($0.xHeight, places: 1) } ?? .null),
             ("detector_input", .array([JSON(found.plan.inputWidth), JSON(found.plan.inputHeight)])),
