@@ -104,10 +104,18 @@ extension FileSystem {
         defer { closedir(directory) }
         var names: [[UInt8]] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            let name = entryName(entry)
             if name != [UInt8(ascii: ".")] && name != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
         }
         return names
+    }
+
+    /// A directory entry's name, read up to its NUL in place. `d_name` is declared 256 bytes, but a record is only as
+    /// long as its name: copying the whole field (`entry.pointee.d_name`) reads past the end of readdir's buffer when
+    /// the record is its last (AddressSanitizer: heap-buffer-overflow in a folder of 6,000 files).
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
+        let field = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return Array(UnsafeRawBufferPointer(start: field, count: strlen(field.assumingMemoryBound(to: CChar.self))))
     }
 
     /// The absolute, symlink-free form of an existing path.

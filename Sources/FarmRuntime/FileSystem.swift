@@ -287,9 +287,7 @@ public enum FileSystem {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = String(decoding: entryName(entry), as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
         return names

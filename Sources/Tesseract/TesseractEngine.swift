@@ -349,9 +349,11 @@ public final class TesseractEngine {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            // Read in place up to the NUL: a record is only as long as its name, so copying the whole 256-byte
+            // `d_name` field can read past the end of readdir's buffer.
+            let field = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+            let name = String(decoding: UnsafeRawBufferPointer(start: field, count: strlen(field.assumingMemoryBound(to: CChar.self))),
+                              as: UTF8.self)
             if name.hasSuffix(".traineddata") {
                 let language = String(name.dropLast(".traineddata".count))
                 if language != "osd" { names.append(language) }

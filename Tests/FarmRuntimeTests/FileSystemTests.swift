@@ -110,4 +110,20 @@ struct FileSystemTests {
         #expect(FileSystem.joined("export", "quality.csv") == "export/quality.csv")
         #expect(FileSystem.joined("/", "x") == "/x")
     }
+
+    @Test("a folder of 3,000 entries lists every name whole, reading no record past its end (checked under AddressSanitizer by Scripts/leakcheck)")
+    func manyEntries() throws {
+        let folder = TemporaryDirectory("fs-entries")
+        // Names of every length from 1 to 60 bytes: readdir's records are as long as their names, so some record
+        // ends right at the end of its buffer, where copying the whole 256-byte d_name field read past it.
+        var expected: Set<String> = []
+        for index in 0..<3000 {
+            let name = String(index) + String(repeating: "x", count: index % 55) + ".png"
+            expected.insert(name)
+            _ = folder.write(name, [1])
+        }
+        #expect(Set(try FileSystem.entries(folder.path)) == expected)
+        let raw = try FileSystem.entries(RawPath(folder.path)).map { String(decoding: $0, as: UTF8.self) }
+        #expect(raw.count == 3000 && Set(raw) == expected)
+    }
 }
