@@ -60,7 +60,7 @@ final class TmpfsMount {
 struct FullDiskTests {
     /// User plus system CPU seconds a process has used so far.
     static func cpuSeconds(_ pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        guard let stat = try? FileSystem.readText("/proc/\(pid)/stat"),
               let close = stat.lastIndex(of: ")") else { return 0 }
         // Fields after the command name: state is field 3, utime 14, stime 15.
         let fields = stat[stat.index(after: close)...].split(separator: " ")

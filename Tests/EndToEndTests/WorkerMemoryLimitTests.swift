@@ -1,6 +1,7 @@
 import Testing
 import FarmCore
 import FarmStore
+import FarmRuntime
 import Leptonica
 import TestSupport
 import Foundation
@@ -139,7 +140,7 @@ struct WorkerMemoryLimitTests {
     static func children(of pid: Int32) -> [Int32] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.flatMap { task -> [Int32] in
-            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            let text = (try? FileSystem.readText("/proc/\(pid)/task/\(task)/children")) ?? ""
             return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
     }

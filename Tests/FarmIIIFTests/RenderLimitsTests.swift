@@ -35,12 +35,12 @@ struct BigBoxStore {
 func pdftoppmChildren() -> [Int32] {
     let me = getpid()
     return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> Int32? in
-        guard let pid = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+        guard let pid = Int32(name), let stat = try? FileSystem.readText("/proc/\(name)/stat"),
               let close = stat.lastIndex(of: ")") else { return nil }
         let command = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
         let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
         guard command == "pdftoppm", fields.count > 1, Int32(fields[1]) == me,
-              let arguments = try? String(contentsOfFile: "/proc/\(name)/cmdline", encoding: .utf8) else { return nil }
+              let arguments = try? FileSystem.readText("/proc/\(name)/cmdline") else { return nil }
         return arguments.contains("-scale-to-x\u{0}5000\u{0}") ? pid : nil
     }
 }

@@ -13,7 +13,7 @@ import Glibc
 enum Resident {
     /// VmRSS (now) or VmHWM (the peak) of `pid`; 0 when it is gone.
     static func of(_ pid: Int32, field: String = "VmRSS") -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        guard let status = try? FileSystem.readText("/proc/\(pid)/status") else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
             return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
         }
@@ -23,7 +23,7 @@ enum Resident {
     /// The processes whose parent is `pid`.
     static func children(of pid: Int32) -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> Int32? in
-            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+            guard let child = Int32(name), let stat = try? FileSystem.readText("/proc/\(name)/stat"),
                   let close = stat.lastIndex(of: ")") else { return nil }
             let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
             return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
