@@ -10,7 +10,7 @@ import Glibc
 /// - **c**, the confidence: mean word confidence weighted by word length (what Tesseract itself thinks of the reading);
 /// - **d**, the dictionary share: of the words a word list can vouch for (three letters or more, no digits), the share
 ///   Tesseract found in its language's dictionary (noise and garble read as letters are rarely words). Left out on
-///   pages read without word lists (Chinese, Japanese, `--no-language-correction`) and on pages with fewer than
+///   pages read without word lists (Chinese, Japanese, `--no-language-correction`, the neural engine) and on pages with fewer than
 ///   `fewestCheckable` such words, where a share says little;
 /// - **k**, the ink share: of the page's dark pixels (the page binarized at Otsu's threshold, at most
 ///   `darkestPaper`), the share inside a recognized word's box (grown by a little for the strokes' edges). Ink in

@@ -48,6 +48,10 @@ public enum ReadingEngine: String, Sendable, CaseIterable {
     case neural
     /// Per page, the engine the page's evidence favours (`AutomaticEngine`).
     case auto
+
+    /// The engine of pages whose options name none (decision 0095): `auto` reads with Tesseract alone where the neural
+    /// engine is not installed. Options stored before this default (no `engine` key) stay `tesseract`.
+    public static let defaultChoice = ReadingEngine.auto
 }
 
 /// How a page is to be read: chosen at submit, stored with the document, carried in every JOB.
@@ -89,7 +93,7 @@ public struct PageOptions: Sendable, Equatable {
     /// What becomes of a PDF page that has text already (`--pdf-text`).
     public var pdfText: PDFTextMode = .skip
     /// The engine that reads the page (`--engine`).
-    public var engine: ReadingEngine = .tesseract
+    public var engine: ReadingEngine = .defaultChoice
 
     /// The renderings stored unless `--outputs` says otherwise: the PDF page only, the one a page's model cannot
     /// give back (it shows the page image).

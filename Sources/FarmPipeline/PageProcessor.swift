@@ -85,7 +85,7 @@ public final class PageProcessor {
 
     /// Creates the engine for `languages` now (so a worker fails at start, not at its first page); with `auto`
     /// the engines are made as pages need them.
-    public func prepare(languages: [String], engine readingEngine: ReadingEngine = .tesseract) throws(PageFailure) {
+    public func prepare(languages: [String], engine readingEngine: ReadingEngine = .defaultChoice) throws(PageFailure) {
         if languages != [PageOptions.automaticLanguage] {
             _ = try recognizer(for: RecognizerKey(engine: readingEngine, request: EngineRequest(languages: languages)))
         }
@@ -186,8 +186,9 @@ public final class PageProcessor {
                 "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
         }
         // A script OSD saw that no installed language reads: named with the package that would (issue 36), unless
-        // the page reads as text in its language after all.
-        if engine != .none, options.engine != .neural, !MissingLanguage.readsAsItsLanguage(result),
+        // the page reads as text in its language after all. Only Tesseract's readings say which words its dictionary
+        // has, so a page the neural engine read (by `--engine neural` or `auto`'s choice) is not judged.
+        if engine != .none, MissingLanguage.canJudge(result), !MissingLanguage.readsAsItsLanguage(result),
            let missing = MissingLanguage.finding(in: context.findings, languages: options.languages,
                                                  installed: TesseractInfo.installedLanguages) {
             context.record(MissingLanguage.findingName, missing)
@@ -370,7 +371,8 @@ public final class PageProcessor {
             let gray = try? (sampled ?? page).grayPixels()
             result.quality = QualityFigure.measure(result, gray: gray.map { ($0.width, $0.height, $0.data) },
                                                    usesDictionary: options.languageCorrection
-                                                       && !LanguagePlan(options.languages).isUnspaced)
+                                                       && !LanguagePlan(options.languages).isUnspaced
+                                                       && TesseractRecognizer.flagsDictionaryWords(of: result))
         }
         result.timings.append(StageTiming(stage: analysisStage, milliseconds: Clock.milliseconds(since: start)))
     }

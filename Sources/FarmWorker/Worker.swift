@@ -52,7 +52,7 @@ public struct WorkerConfiguration: Sendable {
     public var engineName: String { engine == .none ? EngineKind.none.rawValue : startEngine.rawValue }
 
     public init(connect: String, slots: Int = NativeThread.processorCount, prefetch: Int = 1, engine: EngineKind = .page,
-                startEngine: ReadingEngine = .tesseract, languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
+                startEngine: ReadingEngine = .defaultChoice, languages: [String] = ["eng"], heartbeatMilliseconds: Int = Wire.heartbeatMilliseconds,
                 liveness: Int = Wire.liveness, reconnectMinimumMilliseconds: Int = Wire.reconnectMinimumMilliseconds,
                 reconnectMaximumMilliseconds: Int = Wire.reconnectMaximumMilliseconds, graceSeconds: Double = 30,
                 id: WorkerID? = nil, parentPID: Int32? = nil, beforePage: (@Sendable (Job) -> Void)? = nil,

@@ -185,7 +185,12 @@ enum EngineCheck {
             do throws(NeuralModelsError) {
                 _ = try NeuralModels.locate()
             } catch {
-                throw CommandFailure(.unavailable, "--engine \(engine.rawValue): \(error.description)")
+                // auto, the default, reads with Tesseract alone where the neural engine is not installed at all; an
+                // install in part is an error for it too.
+                guard engine == .auto && error.nothingInstalled else {
+                    throw CommandFailure(.unavailable, "--engine \(engine.rawValue): \(error.description)")
+                }
+                Console.error("note: the neural engine is not installed (Scripts/install-neural): --engine auto reads every page with Tesseract")
             }
         }
         try self.languages(languages)

@@ -241,7 +241,7 @@ enum CorrectionOptions {
         OptionSpec("--no-language-correction",
                    "Keep the characters as read: no word lists in the engine, no custom words, no Chinese punctuation (codes, serial numbers)."),
         OptionSpec("--engine", value: "ENGINE",
-                   "tesseract (default), neural (PP-OCRv6 through ONNX Runtime: receipts, tables, small or faint print; Scripts/install-neural installs it) or auto (per page: Tesseract where its first reading is sure, else the neural engine where it writes the page's languages)."),
+                   "auto (default: per page, Tesseract where its first reading is sure, else the neural engine where it writes the page's languages; Tesseract alone where the neural engine is not installed), tesseract, or neural (PP-OCRv6 through ONNX Runtime: receipts, tables, small or faint print; Scripts/install-neural installs it)."),
     ]
 
     /// `--engine none`: the commands that measure everything but reading (`ocr`, `run`) take it besides the engines.
@@ -283,7 +283,7 @@ enum CorrectionOptions {
         options.pdfType = try arguments.choice("--pdf-type", PDFType.allCases.map(\.rawValue)).flatMap(PDFType.init(rawValue:)) ?? .pdfa2b
         options.pdfImage = try arguments.choice("--pdf-image", PDFImageChoice.allCases.map(\.rawValue)).flatMap(PDFImageChoice.init(rawValue:))
         options.pdfText = try arguments.choice("--pdf-text", PDFTextMode.allCases.map(\.rawValue)).flatMap(PDFTextMode.init(rawValue:)) ?? .skip
-        options.engine = try engine(arguments, allowingNone: allowingNoEngine) ?? .tesseract
+        options.engine = try engine(arguments, allowingNone: allowingNoEngine) ?? .defaultChoice
         return options
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import FarmCore
 import FarmStore
+import FarmRuntime
 import TestSupport
 
 /// The neural engine (PP-OCRv6 through ONNX Runtime, installed by Scripts/install-neural) from the real binary:
@@ -78,18 +79,41 @@ struct NeuralEngineTests {
         #expect(Double(placed) >= 0.95 * Double(checked), "\(placed) of \(checked) words on their boxes")
     }
 
-    @Test("without the runtime and models: exit 69, naming what is missing and the command that installs it")
+    @Test("without the runtime and models: neural is exit 69 naming what is missing and the installer; auto, the default, reads with Tesseract and says so once; an install in part is exit 69 for both")
     func missingRuntime() throws {
+        let eurotext = Fixtures.path("tesseract-testdata/eurotext.tif")
         let empty = folder.file("no-neural")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let neural = try Run.ocrfarm(["ocr", eurotext, "--engine", "neural"], environment: ["OCRFARM_NEURAL_DIR": empty])
+        #expect(neural.status == 69, "\(neural.status) \(neural.stderr)")
+        #expect(neural.stderr.contains("Scripts/install-neural") && neural.stderr.contains("libonnxruntime.so.1.32.0")
+                && neural.stderr.contains(empty), "\(neural.stderr)")
+        // eurotext's first Tesseract reading is weak: with the engine installed auto gives it to the neural engine.
+        for arguments in [["--engine", "auto"], []] {
+            let output = try Run.ocrfarm(["ocr", eurotext, "--format", "json"] + arguments,
+                                         environment: ["OCRFARM_NEURAL_DIR": empty])
+            #expect(output.status == 0, "\(arguments): \(output.stderr)")
+            #expect(output.stderr.components(separatedBy: "neural engine is not installed").count == 2, "\(output.stderr)")
+            let page = try #require(try JSON.parse(output.text)["pages"]?[0])
+            #expect(page["engine"]?.stringValue?.hasPrefix("tesseract ") == true, "\(arguments)")
+            #expect(page["findings"]?["engine"]?["neural"]?.stringValue == "not installed", "\(arguments)")
+            #expect(page["text"]?.stringValue?.contains("quick") == true)
+        }
+        // The same page with the engine installed, by default: read by the neural engine.
+        let installedDefault = try Run.ocrfarm(["ocr", eurotext, "--format", "json"])
+        #expect(installedDefault.status == 0 && !installedDefault.stderr.contains("not installed"), "\(installedDefault.stderr)")
+        let page = try #require(try JSON.parse(installedDefault.text)["pages"]?[0])
+        #expect(page["findings"]?["engine"]?["chosen"]?.stringValue == "neural", "\(page["findings"] ?? nil)")
+        // A folder with some of the engine's files is a broken install: an error for auto too, naming the first missing.
+        let part = folder.file("part-neural")
+        try FileManager.default.createDirectory(atPath: part, withIntermediateDirectories: true)
+        try FileSystem.write(Array("x".utf8), to: part + "/PP-OCRv6_rec_tiny_dict.txt")
         for engine in ["neural", "auto"] {
-            let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--engine", engine], environment: ["OCRFARM_NEURAL_DIR": empty])
-            #expect(output.status == 69, "\(engine): \(output.status) \(output.stderr)")
-            #expect(output.stderr.contains("Scripts/install-neural") && output.stderr.contains("libonnxruntime.so.1.32.0")
-                    && output.stderr.contains(empty), "\(output.stderr)")
+            let output = try Run.ocrfarm(["ocr", Fixtures.phototest, "--engine", engine], environment: ["OCRFARM_NEURAL_DIR": part])
+            #expect(output.status == 69 && output.stderr.contains("libonnxruntime.so.1.32.0"), "\(engine): \(output.status) \(output.stderr)")
         }
         // Tesseract alone needs none of it.
-        #expect(try Run.ocrfarm(["ocr", Fixtures.phototest], environment: ["OCRFARM_NEURAL_DIR": empty]).status == 0)
+        #expect(try Run.ocrfarm(["ocr", Fixtures.phototest, "--engine", "tesseract"], environment: ["OCRFARM_NEURAL_DIR": part]).status == 0)
         // `version` says whether the engine is installed, and where.
         let missing = try Run.ocrfarm(["version"], environment: ["OCRFARM_NEURAL_DIR": empty])
         #expect(missing.status == 0 && missing.text.contains("neural not installed (Scripts/install-neural)"), "\(missing.text)")

@@ -98,6 +98,26 @@ struct EngineSeamTests {
         #expect(ignores.pagesWithUncorrected == [false])
     }
 
+    @Test("the quality figure weighs dictionary words only for Tesseract's readings: the neural engine has no word lists")
+    func qualityWithoutWordLists() throws {
+        let bytes = try Fixtures.read("tesseract-testdata/phototest.tif")
+        var options = PageOptions()
+        options.engine = .neural
+        func quality(version: String) throws -> PageQuality {
+            let engines = Engines([.neural: { _ throws(PageFailure) in
+                ScriptedRecognizer(text: "alpha bravo charlie delta", version: version) }])
+            let result = try PageProcessor(engine: .page, engines: engines).process(.image(bytes, index: 0), options: options).result
+            return try #require(result.quality)
+        }
+        // The same four words, none flagged as in a dictionary: from the neural engine the share is left out ...
+        let neural = try quality(version: "net 2")
+        #expect(neural.dictionary == nil, "\(neural)")
+        // ... from Tesseract it counts against the page (no word of four was in its dictionary).
+        let tesseract = try quality(version: "tesseract 9")
+        #expect(tesseract.dictionary == 0, "\(tesseract)")
+        #expect(neural.figure > tesseract.figure)
+    }
+
     @Test("an engine with no maker fails the page with a message naming it, not the process")
     func missingEngine() throws {
         let processor = PageProcessor(engine: .page, engines: Engines([:]))
@@ -112,10 +132,14 @@ struct EngineSeamTests {
         }
     }
 
-    @Test("the engine travels with the page's options (stored per document, carried in every JOB)")
+    @Test("the engine travels with the page's options (stored per document, carried in every JOB); auto by default, tesseract for options stored without one")
     func optionsCarryEngine() {
         var options = PageOptions()
-        #expect(options.json["engine"] == nil, "the default is not written")
+        #expect(options.engine == .auto)
+        #expect(options.json["engine"]?.stringValue == "auto")
+        #expect(PageOptions(json: .object([("lang", "eng")])).engine == .tesseract, "options stored before auto was the default")
+        options.engine = .tesseract
+        #expect(options.json["engine"] == nil, "tesseract is not written")
         for engine in ReadingEngine.allCases {
             options.engine = engine
             #expect(PageOptions(json: options.json).engine == engine)
@@ -148,6 +172,22 @@ struct AutomaticEngineTests {
         #expect(result.text.contains("quick brown"))
         #expect(result.findings["engine"]?["chosen"]?.stringValue == "tesseract")
         #expect(made.count(.neural) == 0)
+    }
+
+    @Test("where the neural engine is not installed, a weak page stays with Tesseract and its finding says why")
+    func neuralNotInstalled() throws {
+        let engines = Engines([.auto: { request throws(PageFailure) in
+            try AutomaticRecognizer(tesseract: TesseractRecognizer(languages: request.languages), neural: nil,
+                                    languages: request.languages)
+        }])
+        let result = try read("tesseract-testdata/eurotext.tif", with: engines)
+        let finding = try #require(result.findings["engine"])
+        #expect(finding["chosen"]?.stringValue == "tesseract", "\(finding)")
+        #expect(finding["neural"]?.stringValue == "not installed", "\(finding)")
+        #expect(result.engine == TesseractRecognizer.version)
+        #expect(result.text.contains("quick"))
+        // Tesseract finished the page (its second reading ran), as with --engine tesseract.
+        #expect(result.findings["second_reading"] != nil, "\(result.findings)")
     }
 
     @Test("a page of large print Tesseract reads weakly goes to the neural engine, with the evidence recorded")

@@ -28,7 +28,20 @@ struct NeuralModelsTests {
             #expect(error.description.contains(folder.path))
             #expect(error.description.contains("install it with Scripts/install-neural (Debian and PyPI only)"))
         }
+        #expect(!error(locating: folder.path).nothingInstalled, "one file there is an install in part")
+        #expect(error(locating: folder.file("none")).nothingInstalled)
         #expect(NeuralModels.folders(environment: ["HOME": "/home/x"])
                 == [NeuralModels.systemFolder, "/home/x/.local/share/ocrfarm/neural"])
+    }
+
+    /// The error locating the models in `folder` alone gives.
+    func error(locating folder: String) -> NeuralModelsError {
+        do throws(NeuralModelsError) {
+            _ = try NeuralModels.locate(environment: ["OCRFARM_NEURAL_DIR": folder, "HOME": "/nonexistent"])
+            Issue.record("models found in \(folder)")
+            return NeuralModelsError(missingFile: "", searched: [])
+        } catch {
+            return error
+        }
     }
 }

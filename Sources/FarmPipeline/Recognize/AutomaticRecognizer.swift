@@ -7,12 +7,14 @@ import FarmCore
 /// second reading, tables, word corrections), so a clean page costs what it costs with `--engine tesseract`; when the
 /// reading is weak, the neural engine reads the page instead, if its symbols can write the page's languages
 /// (`LanguageCoverage`) and they are spaced (Chinese and Japanese stay with Tesseract).
-/// The choice and its evidence are the page's `engine` finding.
+/// The choice and its evidence are the page's `engine` finding. Where the neural engine is not installed at all,
+/// every page is Tesseract's and the finding says `"neural": "not installed"` on pages it would have gone to.
 ///
 /// Owns a Tesseract recognizer and, made when a page first needs it, a neural one; both used on the slot's thread.
 public final class AutomaticRecognizer: PageRecognizer {
     private let tesseract: TesseractRecognizer
-    private let makeNeural: () throws(PageFailure) -> any NeuralReader
+    /// Makes the neural engine; nil when it is not installed.
+    private let makeNeural: (() throws(PageFailure) -> any NeuralReader)?
     private var neural: (any NeuralReader)?
     private let languages: [String]
     /// The correction stages the neural engine reads without (`PageRecognizer.stagesLeftOut`).
@@ -20,7 +22,7 @@ public final class AutomaticRecognizer: PageRecognizer {
     /// Whether the neural engine writes `languages`, with each language's share of letters, once known.
     private var coverage: (writes: Bool, shares: [(String, Double)])?
 
-    public init(tesseract: TesseractRecognizer, neural: @escaping () throws(PageFailure) -> any NeuralReader, languages: [String],
+    public init(tesseract: TesseractRecognizer, neural: (() throws(PageFailure) -> any NeuralReader)?, languages: [String],
                 neuralStagesLeftOut: Set<CorrectionStage> = NeuralRecognizer.correctionsLeftOut)
     {
         self.tesseract = tesseract
@@ -92,6 +94,10 @@ public final class AutomaticRecognizer: PageRecognizer {
             finding.append(("unspaced", true))
             return false
         }
+        guard makeNeural != nil else {
+            finding.append(("neural", "not installed"))
+            return false
+        }
         let reader = try neuralReader()
         let coverage = self.coverage ?? LanguageCoverage.writes(languages, with: reader.symbols)
         self.coverage = coverage
@@ -133,6 +139,9 @@ public final class AutomaticRecognizer: PageRecognizer {
 
     private func neuralReader() throws(PageFailure) -> any NeuralReader {
         if let neural { return neural }
+        guard let makeNeural else {
+            throw PageFailure(stage: TesseractRecognizer.stage, code: .ocrFailed, message: "the neural engine is not installed")
+        }
         let made = try makeNeural()
         neural = made
         return made

@@ -46,10 +46,24 @@ public struct Engines: Sendable {
         .auto: { request throws(PageFailure) in
             try AutomaticRecognizer(
                 tesseract: TesseractRecognizer(languages: request.languages, languageCorrection: request.languageCorrection),
-                neural: { () throws(PageFailure) in try NeuralRecognizer(models: NeuralModels.installed()) },
-                languages: request.languages)
+                neural: automaticNeural(), languages: request.languages)
         },
     ])
+
+    /// The neural engine as `auto` makes it: nil when it is not installed at all (`auto` then reads every page with
+    /// Tesseract, as it must on a machine without the optional runtime), else a maker that fails the page when the
+    /// install is incomplete (a broken install is an error to mend, not a reason to read worse in silence).
+    static func automaticNeural() -> (() throws(PageFailure) -> any NeuralReader)? {
+        do throws(NeuralModelsError) {
+            let models = try NeuralModels.locate()
+            return { () throws(PageFailure) in try NeuralRecognizer(models: models) }
+        } catch {
+            if error.nothingInstalled { return nil }
+            return { () throws(PageFailure) in
+                throw PageFailure(stage: TesseractRecognizer.stage, code: .ocrFailed, message: error.description)
+            }
+        }
+    }
 }
 
 extension Engines {

@@ -29,6 +29,13 @@ public enum MissingLanguage {
         return checkable >= checkableWords && Double(inDictionary) >= dictionaryShare * Double(checkable)
     }
 
+    /// Whether `result` carries the dictionary evidence `readsAsItsLanguage` weighs: Tesseract read it. The neural
+    /// engine has no dictionary (and no Cyrillic, Arabic or Hangul to show a script by), so its readings are not judged:
+    /// an English receipt OSD calls Cyrillic, read by the neural engine, would be warned about wrongly.
+    public static func canJudge(_ result: PageResult) -> Bool {
+        TesseractRecognizer.flagsDictionaryWords(of: result)
+    }
+
     /// The Debian package of a Tesseract language: tesseract-ocr-CODE, `_` written `-` (chi_sim: tesseract-ocr-chi-sim).
     public static func package(of language: String) -> String {
         "tesseract-ocr-" + String(language.lowercased().map { $0 == "_" ? "-" : $0 })

@@ -7,6 +7,9 @@ public struct NeuralModelsError: Error, Sendable, Equatable, CustomStringConvert
     public let missingFile: String
     /// The folders looked in, in order.
     public let searched: [String]
+    /// Whether none of the engine's files is in any folder looked in: the engine is not installed at all (`auto`
+    /// then reads with Tesseract), rather than installed in part (an error whatever the engine).
+    public var nothingInstalled: Bool = false
 
     public var description: String {
         "the neural reading engine's \(missingFile) is missing (looked in \(searched.joined(separator: ", "))): "
@@ -67,13 +70,17 @@ public struct NeuralModels: Sendable, Equatable {
             if missing.isEmpty { return models }
             if closest == nil || missing.count < closest!.missing.count { closest = (missing, folder) }
         }
-        throw NeuralModelsError(missingFile: closest?.missing.first ?? runtimeFile, searched: folders)
+        var error = NeuralModelsError(missingFile: closest?.missing.first ?? runtimeFile, searched: folders)
+        error.nothingInstalled = closest.map { $0.missing.count == allFiles.count } ?? true
+        throw error
     }
+
+    /// Every file of the engine, in the order it loads them.
+    static let allFiles = [runtimeFile, detectorFile, recognizerFile, classifierFile, quickRecognizerFile, quickDictionaryFile]
 
     /// The files that are not in the folder (or are not regular files), in the order the engine loads them.
     public var missingFiles: [String] {
-        [Self.runtimeFile, Self.detectorFile, Self.recognizerFile, Self.classifierFile, Self.quickRecognizerFile,
-         Self.quickDictionaryFile].filter { file in
+        Self.allFiles.filter { file in
             (try? FileSystem.status(folder + "/" + file).kind) != .file
         }
     }

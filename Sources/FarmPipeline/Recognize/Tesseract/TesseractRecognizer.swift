@@ -57,6 +57,12 @@ public final class TesseractRecognizer: PageRecognizer {
 
     /// "tesseract 5.3.0": the engine as results and documents name it.
     public static var version: String { "tesseract \(TesseractInfo.version)" }
+
+    /// Whether `result`'s words say whether a word list has them (`Word.fromDictionary`): Tesseract read it (or
+    /// nothing did: a PDF page's own text). The neural engine has no word lists, so its words never say so.
+    public static func flagsDictionaryWords(of result: PageResult) -> Bool {
+        result.engine.map { $0.hasPrefix("tesseract") } ?? true
+    }
     public var engineVersion: String { Self.version }
     /// The second reading reads weak pages as decoded, and table cells come from the file's own pixels.
     public var readsUncorrectedImage: Bool { true }
