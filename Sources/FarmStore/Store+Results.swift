@@ -94,20 +94,18 @@ extension Store {
                          failure_stage = NULL, failure_code = NULL, failure_message = NULL
         WHERE id = ? AND attempts = ? AND
         """
-    private static let doneFromLeasedSQL = doneSQL + " state = 'leased' AND lease_worker = ?"
-    private static let doneFromQueuedSQL = doneSQL + """
-         state = 'queued' AND EXISTS (
-            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?)
-        """
+    private static let doneFromLeasedSQL = doneSQL + " " + heldByLease
+    private static let doneFromQueuedSQL = doneSQL + " " + takenBackFrom
 
     /// Makes `attempt`'s page done if the attempt is the page's current one and `worker`'s; returns the page's
     /// document and the state it left (for `document_counts`), or nil when the page has moved on.
     ///
-    /// Only the worker the attempt was given to may complete it (issue 18, `attemptHeldBy`): the lease holder, or,
-    /// for a page taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt
-    /// row names. The two cases are two statements, so the state the page left is known without `RETURNING` (a
-    /// temporary table a statement, decision 0089); the second runs only when the first changed nothing. `OR FAIL`:
-    /// no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
+    /// Only the worker the attempt was given to may complete it (issue 18): the lease holder (`heldByLease`), or,
+    /// for a page taken back but not handed out again, the worker its attempt row names (`takenBackFrom`): the two
+    /// SQL fragments `attemptHeldBy` joins for `attempt(_:isHeldBy:)`, so the rule is written once. The two cases
+    /// are two statements, so the state the page left is known without `RETURNING` (a temporary table a
+    /// statement, decision 0089); the second runs only when the first changed nothing. `OR FAIL`: no statement
+    /// journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
     private func markDone(_ attempt: AttemptID, by worker: WorkerID, now: Double) throws -> (id: Int64, was: PageState)? {
         let bound: [SQLiteValue] = [.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
                                     .text(worker.rawValue)]
