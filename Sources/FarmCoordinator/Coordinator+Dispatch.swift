@@ -85,7 +85,7 @@ extension Coordinator {
         let job = Job(attempt: attempt, source: source, kind: page.source.kind, index: payload.index,
                       options: options, bytes: payload.bytes, sha256: payload.sha256)
         payload.bytes = []
-        worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
+        worker.leases[page.id] = LeaseInfo(attempt: attempt, document: page.document, startedAt: leasedAt)
         if send(.job(job), to: worker) {
             counters.dispatched += 1
             counters.jobBytes += size
