@@ -71,8 +71,8 @@ extension Store {
     /// committed (`Coordinator.removeStrayParts`). Reads every part row and every page's source: for a coordinator's
     /// start, not for a hot path.
     public func pathsInPageFolders() throws -> [RawPath] {
-        guard try hasPageParts() else { return [] }
-        let parts = try connection.cached("SELECT path FROM page_parts").rows([]) { RawPath(bytes: $0.blob(0)) }
+        let parts = try hasPageParts()
+            ? try connection.cached("SELECT path FROM page_parts").rows([]) { RawPath(bytes: $0.blob(0)) } : []
         let sources = try connection.cached("SELECT DISTINCT source_path FROM pages WHERE instr(source_path, ?) > 0")
             .rows([.blob(Array(".pages/".utf8))]) { RawPath(bytes: $0.blob(0)) }
         return parts + sources
