@@ -59,8 +59,8 @@ extension Coordinator {
                        doneParts: inout [RawPath]) throws
     {
         switch write {
-        case .result(let attempt, let worker, let output, let startedAt):
-            if try store.complete(attempt, by: worker, output: output, startedAt: startedAt, now: now) {
+        case .result(let attempt, let worker, let document, let output, let startedAt):
+            if try store.complete(attempt, of: document, by: worker, output: output, startedAt: startedAt, now: now) {
                 if partPages.remove(attempt.page) != nil, let part = try store.dropPart(of: attempt.page) { doneParts.append(part) }
                 tally.completed += 1
                 progress[worker, default: (0, 0)].done += 1
@@ -118,7 +118,8 @@ extension Coordinator {
 
 /// A change waiting for the next commit.
 enum PendingWrite {
-    case result(AttemptID, worker: WorkerID, output: PageOutput, startedAt: Double?)
+    /// `document` is the page's, from its lease; nil when this run did not lease the page (the store looks it up).
+    case result(AttemptID, worker: WorkerID, document: DocumentID?, output: PageOutput, startedAt: Double?)
     case failure(AttemptID, worker: WorkerID, failure: PageFailure, startedAt: Double?, outcome: AttemptOutcome)
     case lost(AttemptID, worker: WorkerID, startedAt: Double?, message: String)
     case returned(AttemptID, worker: WorkerID, startedAt: Double?)

@@ -85,7 +85,7 @@ extension Coordinator {
         let job = Job(attempt: attempt, source: source, kind: page.source.kind, index: payload.index,
                       options: options, bytes: payload.bytes, sha256: payload.sha256)
         payload.bytes = []
-        worker.leases[page.id] = LeaseInfo(attempt: attempt, startedAt: leasedAt)
+        worker.leases[page.id] = LeaseInfo(attempt: attempt, document: page.document, startedAt: leasedAt)
         if send(.job(job), to: worker) {
             counters.dispatched += 1
             counters.jobBytes += size
@@ -152,11 +152,59 @@ extension Coordinator {
     /// Removes the part of a page that is done (its row went in the commit), and its folder with the last part.
     /// Only inside the store's page folder: a part is always written there.
     func removePart(_ part: RawPath) {
-        let folder = RawPath(store.path + ".pages/")
-        let pageFolder = RawPath.currentDirectory.map { folder.absolute(in: $0) } ?? folder
         guard part.bytes.starts(with: pageFolder.bytes) else { return }
         FileSystem.remove(part)
         FileSystem.removeEmptyDirectory(part.parent)
+    }
+
+    /// The store's page folder (`STORE.pages/`), absolute, where submit writes every part.
+    var pageFolder: RawPath {
+        let folder = RawPath(store.path + ".pages/")
+        return RawPath.currentDirectory.map { folder.absolute(in: $0) } ?? folder
+    }
+
+    /// How old a file in the page folder that no row names must be before a coordinator's start removes it: a
+    /// `submit` writes a file's parts before the transaction that names them commits, so a young unnamed part may
+    /// be one being submitted now.
+    static let strayPartSeconds = 3600.0
+
+    /// Removes, at start, the parts no page will read: those of pages that are done (a commit that a kill cut off
+    /// before `removePart`, or a result this coordinator did not send the part for), and files in the page folder's
+    /// folders that no row names and that are older than `strayPartSeconds`. A submit slower than that between
+    /// splitting a file and committing it could lose a part to this; its page is then sent as its whole source
+    /// file (`payload`), as a page whose part is missing always is.
+    func removeStrayParts() {
+        do {
+            for part in try store.dropDoneParts() { removePart(part) }
+            // File times are the system's, whatever clock this coordinator runs on (a test's).
+            let old = Self.files(in: pageFolder, modifiedBefore: Clock.now - Self.strayPartSeconds)
+            guard !old.isEmpty else { return }
+            // Matched by folder and name: a row holds the path as the submit that wrote it spelled it.
+            let named = Set(try store.pathsInPageFolders().map(Self.folderAndName))
+            for file in old where !named.contains(Self.folderAndName(file)) { removePart(file) }
+        } catch {
+            Log.warning("cannot look for page parts left behind", ["store": store.path, "error": "\(error)"])
+        }
+    }
+
+    /// The regular files in the folders of `pageFolder` (one level down, where submit writes parts) last modified
+    /// before `time`. Links, and files in the page folder itself, are not looked at.
+    static func files(in pageFolder: RawPath, modifiedBefore time: Double) -> [RawPath] {
+        var files: [RawPath] = []
+        for name in (try? FileSystem.entries(pageFolder)) ?? [] {
+            let folder = pageFolder.appending(name)
+            guard (try? FileSystem.status(folder, followLinks: false))?.kind == .directory else { continue }
+            for file in ((try? FileSystem.entries(folder)) ?? []).map(folder.appending) {
+                if let status = try? FileSystem.status(file, followLinks: false), status.kind == .file,
+                   status.modified < time { files.append(file) }
+            }
+        }
+        return files
+    }
+
+    /// A path's last two components, "FOLDER/NAME".
+    static func folderAndName(_ path: RawPath) -> [UInt8] {
+        path.parent.lastComponent + [UInt8(ascii: "/")] + path.lastComponent
     }
 
     @discardableResult

@@ -64,7 +64,7 @@ extension Coordinator {
                                     structure: result.structure,
                                     timings: result.timings.rendered,
                                     artifacts: result.artifacts)
-            pending.append(.result(result.attempt, worker: id, output: output, startedAt: lease.startedAt))
+            pending.append(.result(result.attempt, worker: id, document: lease.document, output: output, startedAt: lease.startedAt))
         case .fail(let fail):
             guard let lease = take(fail.attempt, from: worker) else { return refuse("FAIL", fail.attempt, from: worker) }
             pending.append(.failure(fail.attempt, worker: id, failure: fail.failure, startedAt: lease.startedAt,

@@ -86,17 +86,19 @@ extension Coordinator {
     /// Removes the in-memory lease of an attempt, wherever it is.
     /// Removes `sender`'s in-memory lease of `attempt` and returns it. Nil when another connection holds that
     /// lease: the message is refused. When no connection holds it (the coordinator restarted, or the lease was
-    /// taken back but not handed out again), a lease with no start time is returned and the store decides: it
-    /// accepts only the worker that attempt was given to.
-    func take(_ attempt: AttemptID, from sender: WorkerState) -> (attempt: AttemptID, startedAt: Double?)? {
+    /// taken back but not handed out again), a lease with no start time and no document is returned and the store
+    /// decides: it accepts only the worker that attempt was given to (and looks the page's document up itself).
+    func take(_ attempt: AttemptID, from sender: WorkerState)
+        -> (attempt: AttemptID, startedAt: Double?, document: DocumentID?)?
+    {
         if let lease = sender.leases[attempt.page], lease.attempt == attempt {
             sender.leases.removeValue(forKey: attempt.page)
-            return (attempt, lease.startedAt)
+            return (attempt, lease.startedAt, lease.document)
         }
         for worker in workers.values where worker !== sender {
             if let lease = worker.leases[attempt.page], lease.attempt == attempt { return nil }
         }
-        return (attempt, nil)
+        return (attempt, nil, nil)
     }
 
     func checkLiveness(now: Int64) {
@@ -166,5 +168,7 @@ final class WorkerState {
 
 struct LeaseInfo {
     let attempt: AttemptID
+    /// The page's document, known from the queue: its result's count change needs no query (`Store.complete`).
+    let document: DocumentID
     let startedAt: Double
 }

@@ -122,6 +122,7 @@ public final class Coordinator {
 
         let now = time.now
         let recovered = try store.recoverLeases(now: now)
+        removeStrayParts()
         // Worker ids stay bound to the keys they first came with, across restarts.
         if configuration.curve != nil { keys = try store.workerKeys() }
         try store.write {

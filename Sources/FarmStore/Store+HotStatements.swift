@@ -4,7 +4,7 @@ import SQLite
 /// cache finds a statement by its SQL text, hashing and comparing the whole text at every use (~0.3 µs a statement,
 /// several a page; decision 0089, stop 39).
 enum HotStatement: Int, CaseIterable {
-    case lease, doneFromLeased, doneFromQueued, documentOfPage, countChange, insertResult, attemptDone
+    case lease, doneFromLeased, doneFromQueued, countChange, insertResult, attemptDone
 }
 
 extension Store {

@@ -139,13 +139,19 @@ extension Store {
         }
     }
 
-    /// One row of the attempt history (the first outcome recorded for an attempt stands).
-    /// SQL over `pages` (bound: worker, worker): the page's current attempt belongs to that worker. It holds the
-    /// lease, or the page was taken back without being handed out again and its attempt row names the worker.
-    static let attemptHeldBy = """
-        ((state = 'leased' AND lease_worker = ?) OR (state = 'queued' AND EXISTS (
-            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?)))
+    /// SQL over `pages` (bound: worker): the worker holds the page's lease.
+    static let heldByLease = "(state = 'leased' AND lease_worker = ?)"
+
+    /// SQL over `pages` (bound: worker): the page was taken back without being handed out again (a coordinator
+    /// restart, a lost worker), and the row of its current attempt names the worker.
+    static let takenBackFrom = """
+        (state = 'queued' AND EXISTS (
+            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?))
         """
+
+    /// SQL over `pages` (bound: worker, worker): the page's current attempt belongs to that worker, by either of
+    /// the two rules above, which `markDone` runs as two statements.
+    static let attemptHeldBy = "(" + heldByLease + " OR " + takenBackFrom + ")"
 
     /// A refused result or failure is kept in the attempt history, but only for an attempt that was made: a
     /// message naming a future attempt must not leave a row that would later hide that attempt's real outcome.

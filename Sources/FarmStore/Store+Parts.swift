@@ -54,6 +54,30 @@ extension Store {
         }
     }
 
+    /// Forgets the parts of pages that are done and returns their paths, for the caller to remove once this write
+    /// is committed: the parts a coordinator leaves when a page is done by a result it did not send the part for
+    /// (a restarted coordinator, a page taken back; see `Coordinator.removeStrayParts`).
+    public func dropDoneParts() throws -> [RawPath] {
+        guard try hasPageParts() else { return [] }
+        return try write {
+            try connection.cached("""
+                DELETE FROM page_parts WHERE page_id IN (SELECT id FROM pages WHERE state = 'done') RETURNING path
+                """).rows([]) { RawPath(bytes: $0.blob(0)) }
+        }
+    }
+
+    /// Every file in a page folder (`STORE.pages/`) that a row names: the parts, and any page whose source is kept
+    /// there. A file in the page folder that none of these names belongs to no page, or to a submit not yet
+    /// committed (`Coordinator.removeStrayParts`). Reads every part row and every page's source: for a coordinator's
+    /// start, not for a hot path.
+    public func pathsInPageFolders() throws -> [RawPath] {
+        let parts = try hasPageParts()
+            ? try connection.cached("SELECT path FROM page_parts").rows([]) { RawPath(bytes: $0.blob(0)) } : []
+        let sources = try connection.cached("SELECT DISTINCT source_path FROM pages WHERE instr(source_path, ?) > 0")
+            .rows([.blob(Array(".pages/".utf8))]) { RawPath(bytes: $0.blob(0)) }
+        return parts + sources
+    }
+
     /// The folders holding the parts of `document`'s pages (each folder belongs to one submission of one file).
     func partFolders(of document: DocumentID) throws -> Set<RawPath> {
         guard try hasPageParts() else { return [] }

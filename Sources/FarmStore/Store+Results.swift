@@ -31,18 +31,27 @@ extension Store {
     /// Records a result. Only the page's current attempt counts, and only once: a result for a superseded
     /// attempt or a page already done is kept in the attempt history and otherwise ignored. Returns true when
     /// the result was recorded.
+    ///
+    /// `document` is the page's document, for `document_counts`, when the caller knows it (the coordinator, from
+    /// the lease it made); nil has the store look it up, one query more: for a result whose lease this caller did
+    /// not make (a coordinator restarted since, or the lease was taken back), and for tests.
     @discardableResult
-    public func complete(_ attempt: AttemptID, by worker: WorkerID, output: PageOutput, startedAt: Double?,
-                         now: Double = Clock.now) throws -> Bool
+    public func complete(_ attempt: AttemptID, of document: DocumentID? = nil, by worker: WorkerID, output: PageOutput,
+                         startedAt: Double?, now: Double = Clock.now) throws -> Bool
     {
         if connection.isAutocommit {
-            return try write { try complete(attempt, by: worker, output: output, startedAt: startedAt, now: now) }
+            return try write {
+                try complete(attempt, of: document, by: worker, output: output, startedAt: startedAt, now: now)
+            }
         }
-        guard let document = try markDone(attempt, by: worker, now: now) else {
+        guard let was = try markDone(attempt, by: worker, now: now) else {
             try recordSuperseded(attempt, worker: worker, startedAt: startedAt, now: now)
             return false
         }
-        try countChange(of: document.id, from: document.was, to: .done)
+        guard let document = try document ?? self.document(of: attempt.page) else {
+            throw StoreError("page \(attempt.page.rawValue) was made done and then not found")
+        }
+        try countChange(of: document.rawValue, from: was, to: .done)
         // The page's model (render on demand) is kept compressed in its result row, not among the renderings;
         // written with the row (one insert, not an insert and an update of the same row).
         let model = output.artifacts.first { $0.0 == Self.modelName }?.1
@@ -94,33 +103,25 @@ extension Store {
                          failure_stage = NULL, failure_code = NULL, failure_message = NULL
         WHERE id = ? AND attempts = ? AND
         """
-    private static let doneFromLeasedSQL = doneSQL + " state = 'leased' AND lease_worker = ?"
-    private static let doneFromQueuedSQL = doneSQL + """
-         state = 'queued' AND EXISTS (
-            SELECT 1 FROM attempts a WHERE a.page_id = pages.id AND a.number = pages.attempts AND a.worker_id = ?)
-        """
+    private static let doneFromLeasedSQL = doneSQL + " " + heldByLease
+    private static let doneFromQueuedSQL = doneSQL + " " + takenBackFrom
 
-    /// Makes `attempt`'s page done if the attempt is the page's current one and `worker`'s; returns the page's
-    /// document and the state it left (for `document_counts`), or nil when the page has moved on.
+    /// Makes `attempt`'s page done if the attempt is the page's current one and `worker`'s; returns the state it
+    /// left (for `document_counts`), or nil when the page has moved on.
     ///
-    /// Only the worker the attempt was given to may complete it (issue 18, `attemptHeldBy`): the lease holder, or,
-    /// for a page taken back but not handed out again (a coordinator restart, a lost worker), the worker its attempt
-    /// row names. The two cases are two statements, so the state the page left is known without `RETURNING` (a
-    /// temporary table a statement, decision 0089); the second runs only when the first changed nothing. `OR FAIL`:
-    /// no statement journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
-    private func markDone(_ attempt: AttemptID, by worker: WorkerID, now: Double) throws -> (id: Int64, was: PageState)? {
+    /// Only the worker the attempt was given to may complete it (issue 18): the lease holder (`heldByLease`), or,
+    /// for a page taken back but not handed out again, the worker its attempt row names (`takenBackFrom`): the two
+    /// SQL fragments `attemptHeldBy` joins for `attempt(_:isHeldBy:)`, so the rule is written once. The two cases
+    /// are two statements, so the state the page left is known without `RETURNING` (a temporary table a
+    /// statement, decision 0089); the second runs only when the first changed nothing. `OR FAIL`: no statement
+    /// journal, as for `lease(_:to:now:expires:)` with a `QueuedPage` (decision 0089).
+    private func markDone(_ attempt: AttemptID, by worker: WorkerID, now: Double) throws -> PageState? {
         let bound: [SQLiteValue] = [.real(now), .integer(attempt.page.rawValue), .integer(Int64(attempt.number)),
                                     .text(worker.rawValue)]
-        var was = PageState.leased
-        if try hot(.doneFromLeased, Self.doneFromLeasedSQL).execute(bound) == 0 {
-            guard try hot(.doneFromQueued, Self.doneFromQueuedSQL).execute(bound) == 1 else { return nil }
-            was = .queued
-        }
-        guard let document = try hot(.documentOfPage, "SELECT document_id FROM pages WHERE id = ?")
-            .first([.integer(attempt.page.rawValue)], { $0.int64(0) })
-        else { throw StoreError("page \(attempt.page.rawValue) was made done and then not found") }
-        return (document, was)
+        if try hot(.doneFromLeased, Self.doneFromLeasedSQL).execute(bound) == 1 { return .leased }
+        return try hot(.doneFromQueued, Self.doneFromQueuedSQL).execute(bound) == 1 ? .queued : nil
     }
+
 }
 
 /// The page models (`PageModel`): what a worker sends as the artifact named `model`, kept zlib-compressed in

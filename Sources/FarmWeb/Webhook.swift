@@ -155,8 +155,12 @@ public final class Webhook: Sendable {
                 open = false   // closed and drained
             }
         }
-        // Stopping: what was queued and never tried gets one attempt, as before the stop.
-        while let body = queue.pop(timeoutMilliseconds: 0) { _ = attempt(Delivery(body: body, attempts: max(0, retry.attempts - 1), delay: 0)) }
+        // Stopping: what was queued and never tried gets one attempt, and no retry.
+        while let body = queue.pop(timeoutMilliseconds: 0) {
+            let status = post(body)
+            if let status, (200..<300).contains(status) { continue }
+            logFailure(attempt: 1, status: status)
+        }
     }
 
     /// One attempt at `delivery`: nil when it is done with (delivered, or out of attempts), else the delivery due again.
@@ -165,12 +169,17 @@ public final class Webhook: Sendable {
         delivery.attempts += 1
         let status = post(delivery.body)
         if let status, (200..<300).contains(status) { return nil }
-        Log.warning("webhook delivery failed", ["url": target.url, "attempt": String(delivery.attempts),
-                                                "status": status.map(String.init) ?? "no answer"])
+        logFailure(attempt: delivery.attempts, status: status)
         guard delivery.attempts < max(1, retry.attempts) else { return nil }
         delivery.due = Clock.monotonicMilliseconds + Int64(delivery.delay)
         delivery.delay = min(delivery.delay * 2, retry.maxDelayMilliseconds)
         return delivery
+    }
+
+    /// A failed delivery, in the log: the attempt it was and the answer (or none).
+    private func logFailure(attempt: Int, status: Int?) {
+        Log.warning("webhook delivery failed", ["url": target.url, "attempt": String(attempt),
+                                                "status": status.map(String.init) ?? "no answer"])
     }
 
     /// Starts the sender alone, for deliveries given by `enqueue` (tests).

@@ -27,7 +27,8 @@ struct CountsCrashTests {
         try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
         let total = 6_000
         for i in 0..<total { farm.folder.write("pages/\(i).png", TestImages.png(marker: "page \(i)")) }
-        try farm.submit([pages])
+        let submitted = try farm.submit([pages])
+        try #require(submitted.status == 0, "submit exited \(submitted.status): \(submitted.stderr)")
         let port = FarmHarness.freePort()
         // The null engine answers at once: the coordinator spends its time in commits, so a kill lands in one.
         _ = try farm.startWorker(port: port, ["--engine", "none", "--slots", "2", "--heartbeat", "200"], name: "worker")

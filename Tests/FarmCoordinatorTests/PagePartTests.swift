@@ -107,4 +107,49 @@ struct PagePartTests {
         #expect(try rig2.pump { try rig2.page(pages2[0]).state == .failed })
         #expect(try rig2.page(pages2[0]).failureCode == FailureCode.sourceChanged.rawValue)
     }
+
+    /// Sets a file's modification time `seconds` into the past.
+    func age(_ path: String, seconds: Double) {
+        let then = Int(Clock.now - seconds)
+        var times = [timeval(tv_sec: then, tv_usec: 0), timeval(tv_sec: then, tv_usec: 0)]
+        #expect(utimes(path, &times) == 0, "utimes \(path)")
+    }
+
+    @Test("at start, parts of done pages and old files no row names go; a fresh unnamed file and named ones stay")
+    func strayPartsRemovedAtStart() throws {
+        let rig = try CoordinatorRig()
+        let (pages, _, parts) = try addDocument(rig)
+        let worker = WorkerID("gone")
+        let output = PageOutput(engine: "t", text: "", meanConfidence: 0, width: 1, height: 1, structure: [], timings: "{}")
+        // Page 1 done by a result the coordinator did not send the part for: its row and file stay behind.
+        // Page 2 done and its row dropped in the commit, then a kill before the file was removed.
+        for page in pages.prefix(2) {
+            try rig.store.write {
+                let attempt = try #require(try rig.store.lease(page, to: worker, now: 1, expires: 100))
+                #expect(try rig.store.complete(attempt, by: worker, output: output, startedAt: 1, now: 2))
+            }
+        }
+        #expect(try rig.store.write { try rig.store.dropPart(of: pages[1]) } == RawPath(parts[1]))
+        // Page 3 is queued: its part is named, however old.
+        for part in parts { age(part, seconds: 7200) }
+        // A submit writing its parts now (no row names them yet), and an old page source kept in the page folder.
+        let fresh = rig.store.path + ".pages/fresh/page-1.pdf"
+        try FileSystem.makeDirectory(rig.store.path + ".pages/fresh")
+        try FileSystem.write(Array("being submitted".utf8), to: fresh)
+        let kept = rig.store.path + ".pages/old/page.png"
+        try FileSystem.makeDirectory(rig.store.path + ".pages/old")
+        try FileSystem.write(Array("a page source".utf8), to: kept)
+        age(kept, seconds: 7200)
+        _ = try rig.store.add([NewDocument(name: "old.png", source: RawPath(kept), contentHash: "old", priority: 0,
+                                           options: PageOptions(), pages: [NewPage(source: RawPath(kept), index: 0, kind: .image)])])
+
+        _ = try CoordinatorRig(folder: rig.folder)
+        #expect(!FileSystem.exists(parts[0]), "a done page's part whose row was left")
+        #expect(try rig.store.part(of: pages[0]) == nil)
+        #expect(!FileSystem.exists(parts[1]), "an old part no row names")
+        #expect(FileSystem.exists(parts[2]), "a queued page's part")
+        #expect(try rig.store.part(of: pages[2]) != nil)
+        #expect(FileSystem.exists(fresh), "a fresh part no row names yet")
+        #expect(FileSystem.exists(kept), "a page's source in the page folder")
+    }
 }

@@ -119,24 +119,29 @@ struct DocumentCountsTests {
     func leasesAndResultsKeepTheCounts() throws {
         let first = try add("first.pdf", pages: 5)
         let second = try add("second.pdf", pages: 3)
-        // Pages of two documents leased in one write, both ways a page is leased, and one of them done in it.
+        // Pages of two documents leased in one write, both ways a page is leased, and one of them done in it, its
+        // document given as the coordinator gives it (from the queued page it leased: no query for it).
+        let queued = try store.queuedPages(limit: 4, now: now)
         let attempts = try store.write {
             var attempts: [AttemptID] = []
-            for page in try store.queuedPages(limit: 4, now: now) {
+            for page in queued {
                 attempts.append(try #require(try store.lease(page, to: worker, now: now, expires: now + 100)))
             }
             attempts.append(try #require(try store.lease(second[0], to: worker, now: now, expires: now + 100)))
-            #expect(try store.complete(attempts[3], by: worker, output: output(), startedAt: now, now: now + 1))
+            #expect(try store.complete(attempts[3], of: queued[3].document, by: worker, output: output(), startedAt: now,
+                                       now: now + 1))
             return attempts
         }
         #expect(attempts.map(\.page) == Array(first.prefix(4)) + [second[0]])
         try check("after leases and a result in one write", documents: 2)
         #expect(try Self.countsMatchPages(store.connection))
         // Outside any transaction: the page and its count change together.
-        #expect(try store.complete(attempts[0], by: worker, output: output(), startedAt: now, now: now + 2))
+        #expect(try store.complete(attempts[0], of: queued[0].document, by: worker, output: output(), startedAt: now,
+                                   now: now + 2))
         #expect(try store.lease(second[1], to: worker, now: now + 2, expires: now + 100) != nil)
         try check("after a result and a lease alone", documents: 2)
-        // A page taken back but not handed out again is done from queued by the worker its attempt names.
+        // A page taken back but not handed out again is done from queued by the worker its attempt names; its
+        // document is not given (a restarted coordinator does not know it): the store looks it up.
         #expect(try store.recoverLeases(now: now + 3) == 4)
         #expect(try store.complete(attempts[1], by: worker, output: output(), startedAt: now, now: now + 4))
         try check("after a result for a page taken back", documents: 2)

@@ -9,7 +9,8 @@ import Glibc
 /// The webhook's sender against a receiver that refuses one document: the others are not held up behind it.
 @Suite("the document-done webhook: retries")
 struct WebhookRetryTests {
-    /// A loopback receiver that answers 500 to every body containing "stuck" and 200 to the rest, noting when.
+    /// A loopback receiver that answers 500 to every body containing "stuck" and 200 to the rest, noting when; a
+    /// body containing "slow" is answered 2 s late.
     final class Receiver: @unchecked Sendable {
         let lock = NSLock()
         var deliveries: [(name: String, status: Int, at: Double)] = []
@@ -26,6 +27,7 @@ struct WebhookRetryTests {
                 self.lock.lock()
                 self.deliveries.append((body, status, Date().timeIntervalSince(self.started)))
                 self.lock.unlock()
+                if body.contains("slow") { usleep(2_000_000) }
                 return .text(status, "ok\n")
             }
         }
@@ -67,5 +69,25 @@ struct WebhookRetryTests {
             #expect(stuck[1].at - stuck[0].at >= 1.4, "backoff: \(stuck)")
             #expect(stuck[2].at - stuck[1].at >= 2.9, "backoff doubles: \(stuck)")
         }
+    }
+
+    @Test("on stop, each body still queued gets one attempt: delivered or refused, never retried, never dropped untried")
+    func stopTriesTheQueueOnce() throws {
+        let receiver = try Receiver()
+        defer { receiver.server?.stop() }
+        var retry = Webhook.Retry()
+        retry.attempts = 3
+        retry.firstDelayMilliseconds = 50
+        let webhook = try Webhook(url: "http://127.0.0.1:\(receiver.port)/hook", secret: Array("k".utf8), retry: retry)
+        webhook.startSending()
+        webhook.enqueue(Array("{\"name\":\"slow\"}".utf8))
+        var waited = 0
+        while receiver.received.isEmpty && waited < 200 { usleep(10_000); waited += 1 }
+        // The sender is waiting for the slow answer: these two are still queued when the stop comes.
+        webhook.enqueue(Array("{\"name\":\"stuck\"}".utf8))
+        webhook.enqueue(Array("{\"name\":\"late\"}".utf8))
+        webhook.stop()
+        let got = receiver.received.map(\.name)
+        #expect(got == ["{\"name\":\"slow\"}", "{\"name\":\"stuck\"}", "{\"name\":\"late\"}"], "\(got)")
     }
 }

@@ -58,8 +58,8 @@ struct InkGrid {
     let height: Int
     let pixelWidth: Int
     let pixelHeight: Int
-    private(set) var ink: [Int]
-    private(set) var covered: [Bool]
+    let ink: [Int]
+    let covered: [Bool]
 
     init(_ image: NeuralImage, covered boxes: [Rect]) {
         let cell = FigureRegions.cell
@@ -67,8 +67,8 @@ struct InkGrid {
         pixelHeight = image.height
         width = (image.width + cell - 1) / cell
         height = (image.height + cell - 1) / cell
-        ink = [Int](repeating: 0, count: width * height)
-        covered = [Bool](repeating: false, count: width * height)
+        var ink = [Int](repeating: 0, count: width * height)
+        var covered = [Bool](repeating: false, count: width * height)
         let planes = image.planes.count, level = FigureRegions.inkLevel * planes
         for y in 0..<image.height {
             let row = (y / cell) * width, offset = y * image.width
@@ -83,6 +83,8 @@ struct InkGrid {
                 for gx in max(0, box.x / cell)..<min(width, (box.maxX + cell - 1) / cell) { covered[gy * width + gx] = true }
             }
         }
+        self.ink = ink
+        self.covered = covered
     }
 
     /// The 8-connected areas of cells with ink that no line covers: each one's box in pixels and its ink samples.
