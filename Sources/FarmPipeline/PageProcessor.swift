@@ -186,9 +186,9 @@ public final class PageProcessor {
                 "--pdf-image corrected does not apply to a PDF's page: it keeps its own content, turned upright by /Rotate"))]))
         }
         // A script OSD saw that no installed language reads: named with the package that would (issue 36), unless
-        // the page reads as text in its language after all. Only Tesseract's readings say which words its dictionary
-        // has, so a page the neural engine read (by `--engine neural` or `auto`'s choice) is not judged.
-        if engine != .none, MissingLanguage.canJudge(result), !MissingLanguage.readsAsItsLanguage(result),
+        // the page reads as text in its language after all (judged by Tesseract's dictionary: not on a page only the
+        // neural engine read).
+        if engine != .none, MissingLanguage.readsAsLanguage(result, findings: context.findings) == false,
            let missing = MissingLanguage.finding(in: context.findings, languages: options.languages,
                                                  installed: TesseractInfo.installedLanguages) {
             context.record(MissingLanguage.findingName, missing)

@@ -96,14 +96,14 @@ struct NeuralEngineTests {
             #expect(output.stderr.components(separatedBy: "neural engine is not installed").count == 2, "\(output.stderr)")
             let page = try #require(try JSON.parse(output.text)["pages"]?[0])
             #expect(page["engine"]?.stringValue?.hasPrefix("tesseract ") == true, "\(arguments)")
-            #expect(page["findings"]?["engine"]?["neural"]?.stringValue == "not installed", "\(arguments)")
+            #expect(page["stages"]?["engine"]?["neural"]?.stringValue == "not installed", "\(arguments)")
             #expect(page["text"]?.stringValue?.contains("quick") == true)
         }
         // The same page with the engine installed, by default: read by the neural engine.
         let installedDefault = try Run.ocrfarm(["ocr", eurotext, "--format", "json"])
         #expect(installedDefault.status == 0 && !installedDefault.stderr.contains("not installed"), "\(installedDefault.stderr)")
         let page = try #require(try JSON.parse(installedDefault.text)["pages"]?[0])
-        #expect(page["findings"]?["engine"]?["chosen"]?.stringValue == "neural", "\(page["findings"] ?? nil)")
+        #expect(page["stages"]?["engine"]?["chosen"]?.stringValue == "neural", "\(page["stages"] ?? nil)")
         // A folder with some of the engine's files is a broken install: an error for auto too, naming the first missing.
         let part = folder.file("part-neural")
         try FileManager.default.createDirectory(atPath: part, withIntermediateDirectories: true)

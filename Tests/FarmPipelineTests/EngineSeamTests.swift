@@ -77,8 +77,9 @@ struct EngineSeamTests {
         }
         // The same processor keeps the engine it made, and makes the other when a page asks for it.
         _ = try processor.process(.image(Fixtures.read("tesseract-testdata/phototest.tif"), index: 0), options: options)
+        options.engine = .tesseract
         let tesseractPage = try processor.process(.image(Fixtures.read("tesseract-testdata/phototest.tif"), index: 0),
-                                                  options: PageOptions())
+                                                  options: options)
         #expect(tesseractPage.result.engine == "tess 1")
         #expect(made.count(.neural) == 1 && made.count(.tesseract) == 1)
     }
@@ -91,6 +92,7 @@ struct EngineSeamTests {
         let processor = PageProcessor(engine: .page, engines: Engines([.tesseract: { _ throws(PageFailure) in reads },
                                                                        .neural: { _ throws(PageFailure) in ignores }]))
         var options = PageOptions()
+        options.engine = .tesseract
         _ = try processor.process(.image(bytes, index: 0), options: options)
         options.engine = .neural
         _ = try processor.process(.image(bytes, index: 0), options: options)

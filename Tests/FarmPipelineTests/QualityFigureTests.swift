@@ -11,6 +11,7 @@ struct QualityFigureTests {
     func read(_ bytes: [UInt8], skip: [CorrectionStage] = []) throws -> PageResult {
         let processor = PageProcessor(engine: .page)
         var options = PageOptions()
+        options.engine = .tesseract
         options.skippedStages = skip
         return try processor.process(.image(bytes, index: 0), options: options).result
     }

@@ -66,7 +66,11 @@ public final class AutomaticRecognizer: PageRecognizer {
         if chosen { chosen = try neuralWrites(&finding) }
         var result: PageResult
         if chosen {
-            if first != nil { tesseract.releasePage() }
+            if let first {
+                tesseract.releasePage()
+                // Tesseract's dictionary saw the page: whether it read as its language (`MissingLanguage`).
+                finding.append((MissingLanguage.firstReadingKey, JSON(MissingLanguage.readsAsItsLanguage(first.result))))
+            }
             result = try readNeural(page, options: options)
             if let first {
                 // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.

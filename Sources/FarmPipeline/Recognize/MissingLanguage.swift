@@ -29,12 +29,19 @@ public enum MissingLanguage {
         return checkable >= checkableWords && Double(inDictionary) >= dictionaryShare * Double(checkable)
     }
 
-    /// Whether `result` carries the dictionary evidence `readsAsItsLanguage` weighs: Tesseract read it. The neural
-    /// engine has no dictionary (and no Cyrillic, Arabic or Hangul to show a script by), so its readings are not judged:
-    /// an English receipt OSD calls Cyrillic, read by the neural engine, would be warned about wrongly.
-    public static func canJudge(_ result: PageResult) -> Bool {
-        TesseractRecognizer.flagsDictionaryWords(of: result)
+    /// Whether the page's reading is text in the language it was read with, from Tesseract's dictionary flags: its
+    /// own words when Tesseract read it; for a page `auto` gave the neural engine after Tesseract's first reading,
+    /// that reading's verdict (the `engine` finding's `firstReadingKey`); nil when Tesseract did not read the page
+    /// (the neural engine has no dictionary, and no Cyrillic, Arabic or Hangul to show a script by: an English
+    /// receipt OSD calls Cyrillic, read by it, would be warned about wrongly).
+    public static func readsAsLanguage(_ result: PageResult, findings: [(String, JSON)]) -> Bool? {
+        if TesseractRecognizer.flagsDictionaryWords(of: result) { return readsAsItsLanguage(result) }
+        return findings.first { $0.0 == "engine" }?.1[firstReadingKey]?.boolValue
     }
+
+    /// The `engine` finding's key for whether Tesseract's first reading of a page `auto` gave the neural engine read
+    /// as text in its language (`readsAsItsLanguage`).
+    static let firstReadingKey = "first_reading_in_language"
 
     /// The Debian package of a Tesseract language: tesseract-ocr-CODE, `_` written `-` (chi_sim: tesseract-ocr-chi-sim).
     public static func package(of language: String) -> String {
