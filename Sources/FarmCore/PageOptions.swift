@@ -49,8 +49,9 @@ public enum ReadingEngine: String, Sendable, CaseIterable {
     /// Per page, the engine the page's evidence favours (`AutomaticEngine`).
     case auto
 
-    /// The engine of pages whose options name none (decision 0095): `auto` reads with Tesseract alone where the neural
-    /// engine is not installed. Options stored before this default (no `engine` key) stay `tesseract`.
+    /// The engine new work gets when its submitter names none (decision 0095): `auto`, which reads with Tesseract alone
+    /// where the neural engine is not installed. Options without an engine (`PageOptions()`, or stored without an
+    /// `engine` key) are `tesseract`.
     public static let defaultChoice = ReadingEngine.auto
 }
 
@@ -92,8 +93,10 @@ public struct PageOptions: Sendable, Equatable {
     public var pdfImage: PDFImageChoice?
     /// What becomes of a PDF page that has text already (`--pdf-text`).
     public var pdfText: PDFTextMode = .skip
-    /// The engine that reads the page (`--engine`).
-    public var engine: ReadingEngine = .defaultChoice
+    /// The engine that reads the page (`--engine`). `tesseract` here, as in options stored without one; what new work
+    /// gets when its submitter names none is `ReadingEngine.defaultChoice`, which the front doors (the commands'
+    /// `--engine`, uploads, a worker's start engine) apply.
+    public var engine: ReadingEngine = .tesseract
 
     /// The renderings stored unless `--outputs` says otherwise: the PDF page only, the one a page's model cannot
     /// give back (it shows the page image).

@@ -567,7 +567,8 @@ final class API: Sendable {
             try FileSystem.write(file.body, to: path, mode: 0o640)
             paths.append(RawPath(path))
         }
-        let options = SubmitOptions(documentName: files.count == 1 ? documentName : nil)
+        var options = SubmitOptions(documentName: files.count == 1 ? documentName : nil)
+        options.pageOptions.engine = .defaultChoice
         let report = try Submission(store: writer(), options: options).submit(paths)
         // A file already in the store (same content) is not kept: nothing refers to it. Its folder goes when empty.
         for skipped in report.skipped { FileSystem.remove(skipped.path) }

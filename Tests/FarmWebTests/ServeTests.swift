@@ -263,6 +263,9 @@ struct ServeTests {
         #expect(answer.status == 201, "\(answer.body)")
         let added = try #require(answer.json?["documents"]?[0])
         #expect(added["name"]?.stringValue == "uploaded page" && added["pages"]?.intValue == 1)
+        // Read by the default engine, as `submit` without --engine would.
+        let uploadedID = try #require(added["id"]?.intValue)
+        #expect(try Store(path: store.path, readOnly: true).options(of: DocumentID(Int64(uploadedID)))?.engine == .defaultChoice)
         let uploads = store.folder.file("uploads")
         let batches = try FileManager.default.contentsOfDirectory(atPath: uploads)
         #expect(batches.count >= 1)
