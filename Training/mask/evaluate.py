@@ -3,9 +3,10 @@
 Sets: real/midv500-sample (its frames split into the document types whose backgrounds and cards training used and
 the held-out ones), real/smartdoc15-sample (a desk training never saw), and composites made now from the held-out
 pool (other backgrounds and other documents than training's). IoU as Scripts/bench/real computes it (both quads
-clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline.
+clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline (with its
+edge fit unless --no-edges).
 
-Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM]
+Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM] [--no-edges]
 """
 import argparse
 import glob
@@ -29,8 +30,9 @@ import outline  # noqa: E402
 
 
 class Model:
-    def __init__(self, path):
+    def __init__(self, path, edges=True):
         import onnxruntime as ort
+        self.edges = edges
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -40,7 +42,7 @@ class Model:
     def corners(self, image):
         x = maskdata.input_array(image, self.size)[None]
         prob = self.session.run(["mask"], {"image": x})[0][0, 0]
-        quad = outline.quad_from_mask(prob, image.width, image.height)
+        quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None)
         return None if quad is None else [tuple(map(float, p)) for p in quad]
 
 
@@ -113,10 +115,12 @@ def main():
     parser.add_argument("--composites", type=int, default=200)
     parser.add_argument("--seed", type=int, default=3939)
     parser.add_argument("--json")
+    parser.add_argument("--no-edges", action="store_true",
+                        help="the outline from the mask alone, its sides not fitted to the photo's edges")
     parser.add_argument("--baseline", metavar="OCRFARM",
                         help="also run today's detector (this ocrfarm binary's inspect) on the composites")
     args = parser.parse_args()
-    model = Model(args.model)
+    model = Model(args.model, edges=not args.no_edges)
     midv_type = lambda path: os.path.basename(path).split("_")[1]  # noqa: E731
     results = {
         "midv500 (training types)": report("midv500-sample, types whose backgrounds and cards trained",
