@@ -58,10 +58,8 @@ public struct Engines: Sendable {
             let models = try NeuralModels.locate()
             return { () throws(PageFailure) in try NeuralRecognizer(models: models) }
         } catch {
-            if error.nothingInstalled { return nil }
-            return { () throws(PageFailure) in
-                throw PageFailure(stage: TesseractRecognizer.stage, code: .ocrFailed, message: error.description)
-            }
+            // An install in part: the page fails as it does with `--engine neural` (`installed()` says what is missing).
+            return error.nothingInstalled ? nil : { () throws(PageFailure) in try NeuralRecognizer(models: NeuralModels.installed()) }
         }
     }
 }
