@@ -121,6 +121,43 @@ struct NeuralEngineTests {
         #expect(installed.text.contains("neural PP-OCRv6-small+tiny (onnxruntime 1.32.0) in /"), "\(installed.text)")
     }
 
+    @Test("a worker host with the neural engine installed in part: a default worker will not start (69, naming the missing file); a Tesseract worker fails the auto page that needs the engine, saying so, and reads the rest")
+    func workerWithPartInstall() throws {
+        let part = folder.file("worker-part-neural")
+        try FileManager.default.createDirectory(atPath: part, withIntermediateDirectories: true)
+        try FileSystem.write(Array("x".utf8), to: part + "/PP-OCRv6_rec_tiny_dict.txt")
+        let environment = ["OCRFARM_NEURAL_DIR": part]
+        let farm = FarmHarness()
+        let port = FarmHarness.freePort()
+        // Its start engine is auto, the default: the install is checked before it connects.
+        let refused = try farm.startWorker(port: port, name: "default-worker", environment: environment)
+        #expect(FarmHarness.wait(seconds: 30) { !refused.isRunning })
+        #expect(refused.terminate() == 69 && refused.log.contains("libonnxruntime.so.1.32.0")
+                && refused.log.contains("Scripts/install-neural"), "\(refused.log)")
+        // Documents name their engine: eurotext, whose first Tesseract reading is weak, goes to the neural engine under
+        // auto (missingRuntime above); phototest asks for Tesseract.
+        let pages = folder.file("worker-part-pages")
+        try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
+        try FileSystem.write(try Fixtures.read("tesseract-testdata/eurotext.tif"), to: pages + "/eurotext.tif")
+        #expect(try farm.submit(["--engine", "auto", pages]).status == 0)
+        #expect(try farm.submit(["--engine", "tesseract", Fixtures.phototest]).status == 0)
+        _ = try farm.startCoordinator(port: port, ["--retry-delay", "0.1"])
+        _ = try farm.startWorker(port: port, ["--engine", "tesseract", "--slots", "1"], name: "worker", environment: environment)
+        let finished = try FarmHarness.wait(seconds: 120) {
+            let status = try Store(path: farm.storePath, readOnly: true).status()
+            return status.count(.done) + status.count(.failed) == 2
+        }
+        #expect(finished, "\(farm.logs)")
+        let all = try Store(path: farm.storePath, readOnly: true).pages()
+        let eurotext = try #require(all.first { $0.source.description.hasSuffix("eurotext.tif") })
+        #expect(eurotext.state == .failed && eurotext.failureCode == "ocr-failed", "\(eurotext)")
+        #expect(eurotext.failureMessage?.contains("libonnxruntime.so.1.32.0") == true
+                && eurotext.failureMessage?.contains("Scripts/install-neural") == true, "\(eurotext)")
+        let phototest = try #require(all.first { $0.source.description.hasSuffix("phototest.tif") })
+        #expect(phototest.state == .done, "\(phototest)")
+        farm.stopAll()
+    }
+
     @Test("run --engine auto: the engine is stored per document, each page names the engine that read it; reread switches it")
     func farmStoresEngine() throws {
         let pages = folder.file("farm-pages")
