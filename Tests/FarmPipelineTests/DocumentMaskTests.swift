@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import FarmCore
+import FarmRuntime
 @testable import FarmPipeline
 import Leptonica
 import TestSupport
@@ -93,6 +94,71 @@ struct DocumentMaskTests {
             return (b.x - a.x) * (point.y - a.y) - (b.y - a.y) * (point.x - a.x)
         }
         return sides.allSatisfy { $0 >= 0 } || sides.allSatisfy { $0 <= 0 }
+    }
+
+    /// What ONNX Runtime's Python binding makes of `model` on the real frame squashed as training squashes it: the
+    /// input's red, green and blue bytes and the mask, from the training venv's `python`.
+    static func pythonMask(python: String, model: String, size: Int) throws -> (rgb: [UInt8], mask: [Double]) {
+        let script = """
+            import json, sys
+            import numpy as np, onnxruntime as ort
+            from PIL import Image
+            sys.path.insert(0, sys.argv[1])
+            import maskdata
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            session = ort.InferenceSession(sys.argv[2], options, providers=["CPUExecutionProvider"])
+            x = maskdata.input_array(Image.open(sys.argv[3]), int(sys.argv[4]))[None]
+            mask = session.run(None, {session.get_inputs()[0].name: x})[0]
+            rgb = np.rint(x[0] * 255).astype(int).ravel().tolist()
+            print(json.dumps({"rgb": rgb, "shape": list(mask.shape), "mask": mask.ravel().tolist()}))
+            """
+        let output = try Run.process(python, ["-c", script, Fixtures.packageRoot + "/Training/mask", model,
+                                              Fixtures.path("midv500/\(frame).jpg"), String(size)])
+        try #require(output.status == 0, "\(output.stderr)")
+        let json = try JSON.parse(output.text)
+        #expect(json["shape"]?.arrayValue?.compactMap(\.intValue) == [1, 1, size, size])
+        let samples: [Int] = json["rgb"]?.arrayValue?.compactMap(\.intValue) ?? []
+        let mask: [Double] = json["mask"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+        let rgb = samples.map { UInt8(clamping: $0) }
+        return (rgb, mask)
+    }
+
+    @Test("the training script runs end to end in its tiny configuration, and the model it exports gives in ocrfarm's ONNX Runtime the mask Python's gives",
+          .timeLimit(.minutes(10)))
+    func tinyTraining() throws {
+        let training = Fixtures.packageRoot + "/Training/mask"
+        let setup = try Run.process(training + "/setup", ["--check"])
+        try #require(setup.status == 0, "the training venv is missing: Training/mask/setup makes it (Scripts/test runs it)")
+        let python = setup.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let folder = TemporaryDirectory("mask-tiny")
+        let run = try Run.process(python, [training + "/train.py", "--tiny", "--out", folder.path])
+        try #require(run.status == 0, "train.py --tiny: exit \(run.status)\n\(run.stderr)")
+        // train.py checks its ONNX export against JAX's forward pass itself and says so.
+        let said = run.text + run.stderr
+        #expect(said.contains("ONNX vs JAX") && said.contains("inputs: ok"), "\(said)")
+        let record = try JSON.parse(try FileSystem.readText(folder.file("training.json")))
+        let size = try #require(record["size"]?.intValue)
+        #expect(record["steps"]?.intValue == 30 && record["heldout_pixel_iou"]?.doubleValue != nil, "\(record)")
+
+        let model = folder.file("document-mask.onnx")
+        let reference = try Self.pythonMask(python: python, model: model, size: size)
+        let count = size * size
+        #expect(reference.rgb.count == 3 * count && reference.mask.count == count)
+        try #require(reference.rgb.count == 3 * count)
+        // The same input bytes, as the network's blue, green and red planes.
+        let planes: [[UInt8]] = [2, 1, 0].map { (channel: Int) -> [UInt8] in
+            Array(reference.rgb[(channel * count)..<((channel + 1) * count)])
+        }
+        let input = NeuralImage(width: size, height: size, planes: planes)
+        let grid = try DocumentMask(models: try NeuralModels.locate(), modelPath: model, size: size).grid(ofInput: input)
+        #expect(grid.size == size && grid.values.allSatisfy { (0...1).contains($0) })
+        let worst = zip(grid.values, reference.mask).map { abs(Double($0) - $1) }.max() ?? 1
+        #expect(worst < 1e-5, "largest difference from Python's mask: \(worst)")
+        // And from the photo itself, squashed by ocrfarm: the same mask within what one level of input makes.
+        let frame = try NeuralImage(try Pix(contentsOfFile: Fixtures.path("midv500/\(Self.frame).jpg")))
+        let fromPhoto = try DocumentMask(models: try NeuralModels.locate(), modelPath: model, size: size).grid(of: frame)
+        #expect(zip(fromPhoto.values, reference.mask).allSatisfy { abs(Double($0) - $1) < 0.05 })
     }
 
     @Test("the option is off without OCRFARM_DOCUMENT_MASK; a named model that is not there is an error naming it")

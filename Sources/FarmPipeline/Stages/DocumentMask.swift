@@ -11,7 +11,7 @@ import ONNXRuntime
 final class DocumentMask {
     /// The environment variable naming the model file; unset, there is no mask.
     static let environmentKey = "OCRFARM_DOCUMENT_MASK"
-    /// The network's input side, in cells.
+    /// The committed network's input side, in cells.
     static let inputSize = 128
 
     /// The mask: `size` × `size` probabilities, rows top down, over the whole photo (squashed, as the input was).
@@ -24,15 +24,18 @@ final class DocumentMask {
     }
 
     let session: InferenceSession
+    /// This model's input side, in cells (`train.py --size`; its `--tiny` configuration trains at 32).
+    let size: Int
 
-    /// Loads the model at `modelPath` into ONNX Runtime, one thread.
-    init(runtime: ONNXRuntime, modelPath: String) throws(ONNXRuntimeError) {
+    /// Loads the model at `modelPath` into ONNX Runtime, one thread; its input is `size` × `size`.
+    init(runtime: ONNXRuntime, modelPath: String, size: Int = inputSize) throws(ONNXRuntimeError) {
         session = try InferenceSession(runtime: runtime, modelPath: modelPath)
+        self.size = size
     }
 
     /// Loads the model at `modelPath` with the neural engine's ONNX Runtime (`models`' library).
-    convenience init(models: NeuralModels, modelPath: String) throws(ONNXRuntimeError) {
-        try self.init(runtime: try ONNXRuntime.load(libraryPath: models.runtimePath), modelPath: modelPath)
+    convenience init(models: NeuralModels, modelPath: String, size: Int = inputSize) throws(ONNXRuntimeError) {
+        try self.init(runtime: try ONNXRuntime.load(libraryPath: models.runtimePath), modelPath: modelPath, size: size)
     }
 
     /// The model named by `OCRFARM_DOCUMENT_MASK` with the neural engine's ONNX Runtime, or nil when the variable is
@@ -42,14 +45,13 @@ final class DocumentMask {
         return try DocumentMask(models: try NeuralModels.locate(environment: environment), modelPath: path)
     }
 
-    /// The document mask of `image` (gray or colour).
+    /// The document mask of `image` (gray or colour), squashed to the model's input.
     func grid(of image: NeuralImage) throws(ONNXRuntimeError) -> Grid {
-        try grid(ofInput: Self.squashed(image, size: Self.inputSize))
+        try grid(ofInput: Self.squashed(image, size: size))
     }
 
-    /// The mask of an image already `inputSize` × `inputSize`.
+    /// The mask of an image already `size` × `size`.
     func grid(ofInput image: NeuralImage) throws(ONNXRuntimeError) -> Grid {
-        let size = Self.inputSize
         precondition(image.width == size && image.height == size)
         // Red, green, blue planes in [0, 1] (the training's order); a gray image fills all three.
         let order = image.planes.count == 3 ? [2, 1, 0] : [0, 0, 0]
