@@ -12,6 +12,12 @@ and the held-out ones; smartdoc15-sample; composites of the held-out pool (seed 
 `composite_items`); composites of the *training* pool with a seed training did not use (4141). The rule was designed
 on the design sets (midv500 training types, training-pool composites) only; the others are the check sets.
 
+The rule (`takes_mask`, `features`, `fit_confidence`): the mask's outline when the detector is unsure of its own
+(confidence < 0.5, RectifyStage's threshold) and the mask (> 0.5) fills less than 70% of the detector's quad; else the
+detector's. The confidence: a logistic model of "IoU >= 0.85" over the chosen outline's evidence (an intercept per
+source, the detector's confidence as log-odds, the quads' IoU, the mask's share of the chosen quad, the mask region's
+solidity), fitted on the design sets by `report`, which prints its weights. Decision 0093, stop 41, has the numbers.
+
 Each composite is written as JPEG quality 95 (as evaluate.py's baseline does) and both the detector and the mask read
 that file, so both answer the same photo. IoU as Scripts/bench/real computes it (both quads clipped to the frame).
 """
