@@ -83,6 +83,22 @@ struct NeuralDecodingTests {
         #expect(mixed.allSatisfy { $0.start >= 0 && $0.end <= 40 && $0.start < $0.end })
     }
 
+    @Test("a word's confidence is the chance that all its characters are right: the product of their probabilities, its candidates' too")
+    func wordConfidence() {
+        // a b c ␣ 1, "b" at 0.5 with "c" the runner-up at 0.05, the others at 0.9.
+        let line = Self.decode(Self.matrix([1, 2, 3, 7, 4], sure: [1: 0.5], second: [1: 3]), steps: 5)
+        let words = line.words(stepWidth: 10, cropWidth: 50)
+        #expect(words.map(\.text) == ["abc", "1"])
+        #expect(abs(words[0].confidence - 0.9 * 0.5 * 0.9) < 1e-6)
+        #expect(abs(words[1].confidence - 0.9) < 1e-6)
+        // The line's score stays the mean (the reference pipeline's, which the engine's own choices use).
+        #expect(abs(line.confidence - (0.9 * 3 + 0.5 + 0.9) / 5) < 1e-6)
+        let candidates = line.candidates(of: words[0].range, count: 2)
+        #expect(candidates.map(\.text) == ["abc", "acc"])
+        #expect(abs(candidates[0].confidence - 100 * 0.9 * 0.5 * 0.9) < 1e-4)
+        #expect(abs(candidates[1].confidence - 100 * 0.9 * 0.05 * 0.9) < 1e-4)
+    }
+
     @Test("candidates: the reading first, then the least sure character's runner-up; a blank runner-up drops it")
     func candidates() {
         let line = Self.decode(Self.matrix([1, 2, 3], sure: [1: 0.5], second: [1: 3]), steps: 3)

@@ -20,7 +20,10 @@ struct DecodedLine: Sendable, Equatable {
         var text: String
         var start: Double
         var end: Double
-        /// Mean probability of its characters, 0–1.
+        /// The probability that every character is right: the product of its characters' probabilities, 0–1.
+        /// (Their mean, as the line's score has it, sat at 99.5–100 for 70% of a receipt's words, of which 95% were
+        /// right, and at 90–93 for words right two times in three; the product is about as true to the share of
+        /// words right as Tesseract's own confidence: `Word.confidence`.)
         var confidence: Double
     }
 
@@ -66,10 +69,9 @@ struct DecodedLine: Sendable, Equatable {
         var words = runs.map { run in
             let first = (Double(characters[run.first!].step) + 0.5) * stepWidth - pitch / 2
             let last = (Double(characters[run.last!].step) + 0.5) * stepWidth + pitch / 2
-            let probabilities = characters[run].map(\.probability)
             return Word(range: run, text: characters[run].map(\.text).joined(),
                         start: min(max(first, 0), cropWidth), end: min(max(last, 0), cropWidth),
-                        confidence: probabilities.reduce(0, +) / Double(probabilities.count))
+                        confidence: characters[run].map(\.probability).reduce(1, *))
         }
         for i in words.indices.dropLast() where words[i].end > words[i + 1].start {
             let middle = (words[i].end + words[i + 1].start) / 2
@@ -81,19 +83,19 @@ struct DecodedLine: Sendable, Equatable {
 
     /// Other readings of the word at `range`, best first, at most `count`: the word as read, then with each of
     /// its least sure characters replaced by the runner-up at its step (dropped when that is the blank).
-    /// Confidences are the mean character probability, 0–100.
+    /// Confidences are the word's (`Word.confidence`), 0–100: the product of the characters' probabilities, the
+    /// replaced character's taken at its runner-up's.
     func candidates(of range: Range<Int>, count: Int) -> [Candidate] {
         guard count > 0, !range.isEmpty else { return [] }
         let word = Array(characters[range])
-        let n = Double(word.count)
-        let total = word.map(\.probability).reduce(0, +)
-        var readings = [Candidate(text: word.map(\.text).joined(), confidence: 100 * total / n)]
+        var readings = [Candidate(text: word.map(\.text).joined(), confidence: 100 * word.map(\.probability).reduce(1, *))]
         for i in word.indices.sorted(by: { word[$0].probability < word[$1].probability }) where readings.count < count {
             var texts = word.map(\.text)
             texts[i] = word[i].alternative
             let text = texts.joined()
             guard !text.isEmpty, !readings.contains(where: { $0.text == text }) else { continue }
-            readings.append(Candidate(text: text, confidence: 100 * (total - word[i].probability + word[i].alternativeProbability) / n))
+            let others = word.indices.filter { $0 != i }.map { word[$0].probability }.reduce(1, *)
+            readings.append(Candidate(text: text, confidence: 100 * others * word[i].alternativeProbability))
         }
         return readings.sorted { $0.confidence > $1.confidence }
     }
