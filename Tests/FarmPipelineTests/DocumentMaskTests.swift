@@ -144,20 +144,20 @@ struct DocumentMaskTests {
         let model = folder.file("document-mask.onnx")
         let reference = try Self.pythonMask(python: python, model: model, size: size)
         let count = size * size
-        #expect(reference.rgb.count == 3 * count && reference.mask.count == count)
-        try #require(reference.rgb.count == 3 * count)
+        try #require(reference.rgb.count == 3 * count && reference.mask.count == count)
         // The same input bytes, as the network's blue, green and red planes.
         let planes: [[UInt8]] = [2, 1, 0].map { (channel: Int) -> [UInt8] in
             Array(reference.rgb[(channel * count)..<((channel + 1) * count)])
         }
         let input = NeuralImage(width: size, height: size, planes: planes)
-        let grid = try DocumentMask(models: try NeuralModels.locate(), modelPath: model, size: size).grid(ofInput: input)
+        let mask = try DocumentMask(models: try NeuralModels.locate(), modelPath: model, size: size)
+        let grid = try mask.grid(ofInput: input)
         #expect(grid.size == size && grid.values.allSatisfy { (0...1).contains($0) })
         let worst = zip(grid.values, reference.mask).map { abs(Double($0) - $1) }.max() ?? 1
         #expect(worst < 1e-5, "largest difference from Python's mask: \(worst)")
         // And from the photo itself, squashed by ocrfarm: the same mask within what one level of input makes.
         let frame = try NeuralImage(try Pix(contentsOfFile: Fixtures.path("midv500/\(Self.frame).jpg")))
-        let fromPhoto = try DocumentMask(models: try NeuralModels.locate(), modelPath: model, size: size).grid(of: frame)
+        let fromPhoto = try mask.grid(of: frame)
         #expect(zip(fromPhoto.values, reference.mask).allSatisfy { abs(Double($0) - $1) < 0.05 })
     }
 

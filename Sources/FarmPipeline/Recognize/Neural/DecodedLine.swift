@@ -71,7 +71,7 @@ struct DecodedLine: Sendable, Equatable {
             let last = (Double(characters[run.last!].step) + 0.5) * stepWidth + pitch / 2
             return Word(range: run, text: characters[run].map(\.text).joined(),
                         start: min(max(first, 0), cropWidth), end: min(max(last, 0), cropWidth),
-                        confidence: characters[run].map(\.probability).reduce(1, *))
+                        confidence: Self.chanceAllRight(characters[run]))
         }
         for i in words.indices.dropLast() where words[i].end > words[i + 1].start {
             let middle = (words[i].end + words[i + 1].start) / 2
@@ -81,6 +81,11 @@ struct DecodedLine: Sendable, Equatable {
         return words
     }
 
+    /// The chance that all of `characters` are right: the product of their probabilities (`Word.confidence`).
+    static func chanceAllRight(_ characters: some Collection<Character>) -> Double {
+        characters.map(\.probability).reduce(1, *)
+    }
+
     /// Other readings of the word at `range`, best first, at most `count`: the word as read, then with each of
     /// its least sure characters replaced by the runner-up at its step (dropped when that is the blank).
     /// Confidences are the word's (`Word.confidence`), 0–100: the product of the characters' probabilities, the
@@ -88,7 +93,7 @@ struct DecodedLine: Sendable, Equatable {
     func candidates(of range: Range<Int>, count: Int) -> [Candidate] {
         guard count > 0, !range.isEmpty else { return [] }
         let word = Array(characters[range])
-        var readings = [Candidate(text: word.map(\.text).joined(), confidence: 100 * word.map(\.probability).reduce(1, *))]
+        var readings = [Candidate(text: word.map(\.text).joined(), confidence: 100 * Self.chanceAllRight(word))]
         for i in word.indices.sorted(by: { word[$0].probability < word[$1].probability }) where readings.count < count {
             var texts = word.map(\.text)
             texts[i] = word[i].alternative
