@@ -49,6 +49,13 @@ public struct EnhanceStage: PageStage {
         try flatten(owned: grayCopy(image), resolution: image.resolution)
     }
 
+    /// A level divided by the paper's brightness behind it, 255 · level / paper (paper 0 taken as 1) capped at 255,
+    /// at `paper << 8 | level`: a page's millions of divisions become lookups in a table of 64 KB.
+    private static let quotients: [UInt8] = (0..<(256 * 256)).map { (index: Int) -> UInt8 in
+        let level = index & 255, paper = max(index >> 8, 1)
+        return UInt8(min(255 * level / paper, 255))
+    }
+
     /// `flatten` on a gray raster nobody else holds, changed in place and returned.
     static func flatten(owned page: Pix, resolution: (x: Int, y: Int)) throws(LeptonicaError) -> Pix {
         let width = page.width, height = page.height
@@ -64,9 +71,8 @@ public struct EnhanceStage: PageStage {
         var levels = LevelHistogram()
         page.withGrayBytes { pixels, bytesPerRow in
             background.withGrayBytes { paper, _ in
-                for i in 0..<pixels.count {
-                    let value = 255 * Int(pixels[i]) / max(Int(paper[i]), 1)
-                    pixels[i] = UInt8(min(value, 255))
+                quotients.withUnsafeBufferPointer { quotients in
+                    for i in 0..<pixels.count { pixels[i] = quotients[Int(paper[i]) << 8 | Int(pixels[i])] }
                 }
             }
             // Levels, sampled on every fourth pixel of every fourth row.
