@@ -81,6 +81,9 @@ public struct PageContext {
     public var memoryBudget: Int?
     /// The page as it was before the first stage of those `PagePipeline.run` was asked to keep the page before.
     public var lessCorrected: Pix?
+    /// The body text's size as the scale stage measured it, in the pixels of the page before scaling (the stages from
+    /// `lessCorrected` to scaling change no geometry).
+    public var unscaledTextSize: TextSize.Estimate?
 
     public init(originalWidth: Int, originalHeight: Int, resolution: Int) {
         self.originalWidth = originalWidth

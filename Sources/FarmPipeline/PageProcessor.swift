@@ -162,6 +162,8 @@ public final class PageProcessor {
                                     exifOrientation: exifOrientation)
         if let uncorrected { corrected.uncorrected = UncorrectedImage(image: uncorrected, toPage: context.toPage) }
         corrected.lessCorrected = context.lessCorrected
+        // The scale stage's measure is the kept page's (before scaling); the scaled page's would be another.
+        if corrected.lessCorrected != nil { corrected.measuredTextSize = context.unscaledTextSize }
         context.lessCorrected = nil
         var result = try recognizer.recognize(corrected, options: RecognitionOptions(
             timeoutMilliseconds: options.timeoutMilliseconds, sourceName: sourceName,

@@ -6,17 +6,19 @@ import FarmCore
 import TestSupport
 
 /// A scripted engine: reads every page as the same words, says which version it is, and records, for each page it
-/// read, whether the page as decoded came with it.
+/// read, whether the page as decoded came with it, its size, and the body text's x-height measured for it.
 final class ScriptedRecognizer: NeuralReader, Sendable {
     let text: String
     let version: String
     let wantsUncorrected: Bool
     let symbols: Set<Character>
-    private let seen = Mutex<[(uncorrected: Bool, width: Int, height: Int)]>([])
+    private let seen = Mutex<[(uncorrected: Bool, width: Int, height: Int, xHeight: Double?)]>([])
     /// For each page read, whether it came with the page as decoded (`DecodedPage.uncorrected`).
     var pagesWithUncorrected: [Bool] { seen.withLock { $0.map(\.uncorrected) } }
     /// The size of each page read.
     var sizesRead: [(width: Int, height: Int)] { seen.withLock { $0.map { ($0.width, $0.height) } } }
+    /// The x-height each page came with (`DecodedPage.measuredTextSize`; nil: not measured).
+    var xHeightsGiven: [Double?] { seen.withLock { $0.map(\.xHeight) } }
 
     init(text: String, version: String, wantsUncorrected: Bool = false, symbols: Set<Character> = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")) {
         self.text = text
@@ -30,7 +32,7 @@ final class ScriptedRecognizer: NeuralReader, Sendable {
     var readsUncorrectedImage: Bool { wantsUncorrected }
 
     func recognize(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
-        seen.withLock { $0.append((page.uncorrected != nil, page.image.width, page.image.height)) }
+        seen.withLock { $0.append((page.uncorrected != nil, page.image.width, page.image.height, page.measuredTextSize?.xHeight)) }
         let box = Rect(x: 10, y: 10, width: 100, height: 20)
         let words = text.split(separator: " ").enumerated().map { index, word in
             Word(text: String(word), box: Rect(x: 10 + 40 * index, y: 10, width: 30, height: 20), confidence: 91)
@@ -210,6 +212,9 @@ struct AutomaticEngineTests {
         let factor = try #require(scale["factor"]?.doubleValue)
         let read = try #require(neural.sizesRead.first)
         #expect(abs(Double(result.width) / Double(read.width) - factor) < 0.01, "\(read) \(result.width)")
+        // It came with the body text's size the scale stage measured on that page, not to be measured again.
+        let given = try #require(neural.xHeightsGiven.first ?? nil, "the neural engine's page came without its x-height")
+        #expect(abs(given - (scale["x_height"]?.doubleValue ?? 0)) <= 0.05, "\(given) \(scale)")
         let first = try #require(result.words.first)
         #expect(first.box == Rect(x: 10, y: 10, width: 30, height: 20).scaled(by: Double(result.width) / Double(read.width)))
         let evidence = try #require(finding["evidence"])
@@ -247,6 +252,10 @@ struct AutomaticEngineTests {
             #expect(finding["chosen"]?.stringValue == "neural", "\(fixture): \(finding)")
             let xHeight = try #require(finding["small_print"]?["x_height"]?.doubleValue, "\(fixture): \(finding)")
             #expect(xHeight < ScaleStage.targetXHeight && xHeight > 5, "\(fixture): \(finding)")
+            // The x-height judged is the one the scale stage measured (once a page), and it went on to the engine.
+            let scale = try #require(result.findings["scale"]?["x_height"]?.doubleValue, "\(fixture): \(result.findings)")
+            #expect(abs(xHeight - scale) <= 0.05, "\(fixture): \(finding) scale \(scale)")
+            #expect(abs((neural.xHeightsGiven.first ?? nil).map { $0 - scale } ?? 1) <= 0.05, "\(fixture): \(neural.xHeightsGiven)")
             #expect(finding["evidence"] == nil, "Tesseract did not read the page first: \(finding)")
             #expect(!result.timings.contains { $0.stage == TesseractRecognizer.stage }, "\(result.timings)")
             #expect(made.count(.neural) == 1)

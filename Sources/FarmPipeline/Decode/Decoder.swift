@@ -89,6 +89,10 @@ public struct DecodedPage {
     /// The page before the correction stages the engine may read without (`PageRecognizer.stagesMaybeLeftOut`): the
     /// same page as `image` but for scaling (those stages change no geometry but size), kept only when asked for.
     public var lessCorrected: Pix?
+    /// The body text's size in the pixels of `lessCorrected` when it is kept, else of `image`: as the scale stage
+    /// measured it (on the page lighting correction made of `lessCorrected`, the same geometry), or as the recognizer
+    /// measured it first; nil when not measured yet (measuring costs about what a stage does: measure it once).
+    public var measuredTextSize: TextSize.Estimate?
     /// The memory the page may take at the stages (bytes; nil: no budget), so no stage makes it larger than that.
     public var memoryBudget: Int?
     /// For a JPEG cut short or damaged part way, how many of the file's rows were decoded (the rest of the page is

@@ -1,8 +1,8 @@
 import FarmCore
 
 /// `--engine auto`: each page is read by the engine its own evidence favours. Small print (a body x-height under
-/// `ScaleStage.targetXHeight`, or enlarged `smallPrintEnlargement` or more) goes to the neural engine unread by
-/// Tesseract. Otherwise Tesseract reads the page once; when
+/// `ScaleStage.targetXHeight`, as the scale stage measured it, or enlarged `smallPrintEnlargement` or more) goes to
+/// the neural engine unread by Tesseract. Otherwise Tesseract reads the page once; when
 /// that reading is sure enough of itself for the page's length (`EngineEvidence`), Tesseract finishes the page (its
 /// second reading, tables, word corrections), so a clean page costs what it costs with `--engine tesseract`; when the
 /// reading is weak, the neural engine reads the page instead, if its symbols can write the page's languages
@@ -48,8 +48,12 @@ public final class AutomaticRecognizer: PageRecognizer {
         var finding: [(String, JSON)] = []
         var first: TesseractRecognizer.FirstReading?
         var chosen: Bool
+        var page = page
         let enlargement = Self.enlargement(of: page)
-        let xHeight = enlargement >= Self.smallPrintEnlargement ? nil : Self.xHeight(of: page)
+        if enlargement < Self.smallPrintEnlargement, page.measuredTextSize == nil {
+            page.measuredTextSize = (try? TextSize.estimate(page.lessCorrected ?? page.image)) ?? nil
+        }
+        let xHeight = enlargement >= Self.smallPrintEnlargement ? nil : page.measuredTextSize?.xHeight
         if enlargement >= Self.smallPrintEnlargement {
             finding.append(("small_print", .object([("enlarged", .rounded(enlargement, places: 2))])))
             chosen = true
@@ -117,9 +121,10 @@ public final class AutomaticRecognizer: PageRecognizer {
     private func readNeural(_ page: DecodedPage, options: RecognitionOptions) throws(PageFailure) -> PageResult {
         guard let lessCorrected = page.lessCorrected else { return try neuralReader().recognize(page, options: options) }
         let factor = Self.enlargement(of: page)
-        let input = DecodedPage(image: lessCorrected, format: page.format,
+        var input = DecodedPage(image: lessCorrected, format: page.format,
                                 declaredResolution: Int((Double(page.declaredResolution) / factor).rounded()),
                                 exifOrientation: page.exifOrientation)
+        input.measuredTextSize = page.measuredTextSize
         var result = try neuralReader().recognize(input, options: options)
         guard lessCorrected.width != page.image.width || lessCorrected.height != page.image.height else { return result }
         result = result.boxesScaled(by: factor)
@@ -128,12 +133,6 @@ public final class AutomaticRecognizer: PageRecognizer {
         result.height = page.image.height
         result.resolution = page.declaredResolution
         return result
-    }
-
-    /// The body text's x-height on the page as it came to the stages the neural engine reads without (nil when too
-    /// little text to measure).
-    private static func xHeight(of page: DecodedPage) -> Double? {
-        ((try? TextSize.estimate(page.lessCorrected ?? page.image)) ?? nil)?.xHeight
     }
 
     /// How much the stages the neural engine reads without enlarged the page (1 when none ran).

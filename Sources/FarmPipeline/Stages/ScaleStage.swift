@@ -40,6 +40,7 @@ public struct ScaleStage: PageStage {
                 context.record(name, .object([("applied", false), ("reason", "too little text to measure")]))
                 return image
             }
+            context.unscaledTextSize = estimate
             let unspaced = LanguagePlan(context.languages).isUnspaced
             let target = unspaced ? Self.targetIdeographHeight : Self.targetXHeight
             let wanted = Self.factor(for: estimate, target: target, unspaced: unspaced)

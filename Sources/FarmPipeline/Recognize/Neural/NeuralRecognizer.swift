@@ -162,7 +162,8 @@ public final class NeuralRecognizer: PageRecognizer {
     private func detect(_ page: DecodedPage, image: NeuralImage, minTextHeight: Double?) throws(PageFailure)
         -> (regions: [TextRegion], plan: TextDetector.InputPlan, textSize: TextSize.Estimate?)
     {
-        let textSize = (try? TextSize.estimate(page.image)) ?? nil
+        let measured = page.lessCorrected == nil ? page.measuredTextSize : nil
+        let textSize = measured ?? ((try? TextSize.estimate(page.image)) ?? nil)
         let plan = detector.inputPlan(width: page.image.width, height: page.image.height, xHeight: textSize?.xHeight)
         var regions: [TextRegion]
         do { regions = try detector.regions(of: image, plan: plan) } catch {
