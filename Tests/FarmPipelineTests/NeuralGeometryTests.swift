@@ -64,6 +64,47 @@ struct NeuralGeometryTests {
         #expect(poster.inputWidth >= 32 && poster.inputHeight >= 32)
     }
 
+    /// A white gray page with dark blocks at `blocks` (x, y, width, height).
+    static func page(width: Int, height: Int, level: UInt8 = 250, blocks: [(Int, Int, Int, Int)]) -> NeuralImage {
+        var samples = [UInt8](repeating: level, count: width * height)
+        for (x, y, w, h) in blocks {
+            for row in y..<(y + h) { for column in x..<(x + w) { samples[row * width + column] = 30 } }
+        }
+        return NeuralImage(width: width, height: height, planes: [samples])
+    }
+
+    @Test("the detector reads the window round a page's ink at the whole page's scale, and the whole page when that saves little")
+    func inkWindow() throws {
+        let sizing = TextDetector.Sizing()
+        // A 2480 × 3508 page (its input 1408 × 1984) whose text fills a block in the middle, a rule of one row lower.
+        let page = Self.page(width: 2480, height: 3508, blocks: [(600, 900, 1200, 1500), (700, 2402, 300, 1)])
+        let plan = sizing.plan(width: 2480, height: 3508)
+        let window = try #require(InkWindow(page, plan: plan))
+        let scale = plan.inputScale
+        // The ink (600...1799 × 900...2402; looked for on every second row, a row found stands for the next too)
+        // with 48 input pixels round it.
+        let margin = (x: Int((48 / scale.x).rounded(.up)), y: Int((48 / scale.y).rounded(.up)))
+        #expect(window == InkWindow(x: 600 - margin.x, y: 900 - margin.y, width: 1200 + 2 * margin.x,
+                                    height: 2403 - 900 + 1 + 2 * margin.y), "\(window)")
+        let windowPlan = window.plan(for: plan)
+        #expect(abs(windowPlan.inputScale.x - scale.x) < 0.02 && abs(windowPlan.inputScale.y - scale.y) < 0.02)
+        #expect(windowPlan.inputPixels < plan.inputPixels / 2 && windowPlan.padding == 0)
+        // What the window finds is put back where it lies on the page.
+        let region = TextRegion(corners: [Point(0, 0), Point(10, 0), Point(10, 5), Point(0, 5)], score: 0.9)
+        #expect(window.onPage(region).corners[2] == Point(Double(window.x + 10), Double(window.y + 5)))
+        let cropped = page.cropped(to: window)
+        #expect(cropped.width == window.width && cropped.height == window.height)
+        #expect(cropped.sample(0, 600 - window.x, 900 - window.y) == 30 && cropped.sample(0, 0, 0) == 250)
+        // Ink nearly edge to edge, no ink at all, and a line-shaped page (padded by the plan): the whole page.
+        #expect(InkWindow(Self.page(width: 2480, height: 3508, blocks: [(100, 100, 2280, 3300)]), plan: plan) == nil)
+        #expect(InkWindow(Self.page(width: 2480, height: 3508, blocks: []), plan: plan) == nil)
+        let line = Self.page(width: 1600, height: 60, blocks: [(100, 20, 600, 20)])
+        #expect(InkWindow(line, plan: sizing.plan(width: 1600, height: 60)) == nil)
+        // A gray page (a photo's paper at 180): ink is what is darker than its own paper.
+        let gray = try #require(InkWindow(Self.page(width: 2480, height: 3508, level: 180, blocks: [(600, 900, 1200, 1500)]), plan: plan))
+        #expect(gray.x == 600 - margin.x && gray.y == 900 - margin.y)
+    }
+
     @Test("the smallest rectangle of a rotated rectangle's pixels has its angle and size",
           arguments: [0.0, 7.5, 30, 45, 63, 90, 121, 170])
     func minimumAreaOfRotatedRectangle(degrees: Double) throws {

@@ -164,9 +164,10 @@ public final class NeuralRecognizer: PageRecognizer {
     {
         let measured = page.lessCorrected == nil ? page.measuredTextSize : nil
         let textSize = measured ?? ((try? TextSize.estimate(page.image)) ?? nil)
-        let plan = detector.inputPlan(width: page.image.width, height: page.image.height, xHeight: textSize?.xHeight)
+        let pagePlan = detector.inputPlan(width: page.image.width, height: page.image.height, xHeight: textSize?.xHeight)
         var regions: [TextRegion]
-        do { regions = try detector.regions(of: image, plan: plan) } catch {
+        let plan: TextDetector.InputPlan
+        do { (regions, plan) = try detector.inkedRegions(of: image, plan: pagePlan) } catch {
             throw PageFailure(stage: Self.stage, code: .ocrFailed, message: error.description)
         }
         if let fraction = minTextHeight {

@@ -63,6 +63,14 @@ final class TextDetector {
         }
     }
 
+    /// `regions(of:plan:)` looked for only in the window round the page's ink (`InkWindow`), at the whole page's
+    /// scale; the whole page when the window would not save much. Returns the regions and the plan that ran.
+    func inkedRegions(of image: NeuralImage, plan: InputPlan) throws(ONNXRuntimeError) -> (regions: [TextRegion], plan: InputPlan) {
+        guard let window = InkWindow(image, plan: plan) else { return (try regions(of: image, plan: plan), plan) }
+        let windowPlan = window.plan(for: plan)
+        return (try regions(of: image.cropped(to: window), plan: windowPlan).map(window.onPage), windowPlan)
+    }
+
     /// How a `width` × `height` page becomes the network's input: the page resized to `resizedWidth` ×
     /// `resizedHeight`, then `padding` rows of black added above and below, then that resized to `inputWidth` ×
     /// `inputHeight`. `scaleX`, `scaleY` take the resized page's pixels back to the page's.
