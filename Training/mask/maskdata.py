@@ -8,6 +8,12 @@ a cable or pen across the sheet does not cut it; sheets under it are not part of
 
 Two disjoint pools (`Pools(split)`): "train" and "heldout" share no background photo and no document image, so the
 held-out composites measure other backgrounds and other documents than training saw.
+
+`Pools("train", richer=True)` (stop 42, train.py's default) adds, to training composites only: desks made from noise
+(wood, fabric, stone, plain dark and light tables; `procedural_desk`) beside the real crops, real crops with their
+colour channels swapped, things on the desk that are not sheets (`desk_objects`), and dark photographs and figures
+on the target's page and on the other sheets (`with_dark_figures`). The held-out pool never draws them, so the
+held-out composites of a seed are the same images as before.
 """
 import glob
 import io
@@ -101,11 +107,14 @@ class Background:
 class Pools:
     """Backgrounds, target documents and distractor documents of one split ("train" or "heldout")."""
 
-    def __init__(self, split, doc_long_side=420, limit=None):
-        """`limit`: at most that many background photos and page files (a quick, tiny configuration)."""
+    def __init__(self, split, doc_long_side=420, limit=None, richer=False):
+        """`limit`: at most that many background photos and page files (a quick, tiny configuration); `richer`: the
+        stop-42 additions (training only: the held-out pool stays as it was)."""
         assert split in ("train", "heldout")
+        assert not (richer and split == "heldout"), "the held-out composites stay as they were"
         self.limit = limit
         self.split = split
+        self.richer = richer
         midv = sorted(glob.glob(os.path.join(REAL, "midv500-sample", "*.jpg")))
         types = MIDV_TRAIN_TYPES if split == "train" else MIDV_HELDOUT_TYPES
         bg_frames = [p for p in midv if p.split("_")[-2] in types]
@@ -129,6 +138,10 @@ class Pools:
         if not self.backgrounds or not self.documents:
             raise SystemExit(f"maskdata: no {split} material under {REAL}")
 
+    def photos(self):
+        """Real photo material for dark figures: the background photos (the desks, the scenes) of this pool."""
+        return [b.image for b in self.backgrounds]
+
     def _pages(self, long_side):
         def every(pattern, keep):
             files = sorted(glob.glob(os.path.join(REAL, pattern)))
@@ -146,6 +159,107 @@ class Pools:
             except OSError as error:
                 print(f"maskdata: {f}: skipped, {error}")
         return pages
+
+
+def noise(rng, h, w, cells, octaves=3):
+    """Smooth value noise in about [-1, 1]: random grids of `cells`, 2x, 4x... cells upsampled and summed."""
+    total = np.zeros((h, w), np.float32)
+    weight = 1.0
+    for o in range(octaves):
+        n = max(2, int(cells * 2 ** o))
+        grid = rng.normal(0, 1, (n, n)).astype(np.float32)
+        total += weight * np.asarray(Image.fromarray(grid, "F").resize((w, h), Image.BICUBIC))
+        weight *= 0.5
+    return total / 1.75
+
+
+def desk_colour(rng):
+    """A table's colour: dark, light, wood-brown, grey or any hue, RGB in [0, 255]."""
+    kind = rng.random()
+    if kind < 0.3:
+        base = rng.uniform(15, 80) * rng.uniform(0.8, 1.2, 3)  # dark
+    elif kind < 0.55:
+        base = rng.uniform(150, 240) * rng.uniform(0.9, 1.05, 3)  # light (white tables, close to paper)
+    elif kind < 0.8:
+        base = rng.uniform(60, 200) * np.array([1.0, rng.uniform(0.6, 0.8), rng.uniform(0.35, 0.6)])  # wood
+    else:
+        base = rng.uniform(30, 220, 3)  # any colour
+    return base.astype(np.float32)
+
+
+def procedural_desk(rng, w, h):
+    """A desk surface from noise: wood grain (with planks), fabric, stone/laminate speckle or a plain table."""
+    base = desk_colour(rng)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    kind = rng.choice(["wood", "fabric", "stone", "plain"], p=[0.35, 0.2, 0.2, 0.25])
+    if kind == "wood":
+        angle = rng.uniform(0, math.pi)
+        u = xx * math.cos(angle) + yy * math.sin(angle); v = -xx * math.sin(angle) + yy * math.cos(angle)
+        period = rng.uniform(3, 14) * max(w, h) / 320
+        warp = noise(rng, h, w, rng.uniform(1.5, 4)) * rng.uniform(4, 20) * max(w, h) / 320
+        grain = np.sin(2 * math.pi * (v + warp) / period) * 0.5 + 0.5 * noise(rng, h, w, 24, 2)
+        tone = 1 + rng.uniform(0.04, 0.15) * grain
+        plank = rng.uniform(0.15, 0.5) * max(w, h)
+        index = np.floor(v / plank + rng.uniform(0, 1))
+        tone = tone * (1 + 0.08 * np.sin(index * 12.9898) * rng.uniform(0.3, 1))
+        seam = np.abs((v / plank + 10) % 1 - 0.5) > 0.497 - 0.003 * rng.uniform(0, 1)
+        tone = np.where(seam & (rng.random() < 0.6), tone * 0.6, tone)
+    elif kind == "fabric":
+        period = rng.uniform(2, 6) * max(w, h) / 320
+        weave = np.sin(2 * math.pi * xx / period) * np.sin(2 * math.pi * yy / period)
+        tone = 1 + rng.uniform(0.03, 0.12) * weave + 0.06 * noise(rng, h, w, 40, 2) + 0.05 * noise(rng, h, w, 3)
+    elif kind == "stone":
+        speck = noise(rng, h, w, rng.uniform(40, 120), 2)
+        tone = 1 + rng.uniform(0.05, 0.25) * speck + 0.08 * noise(rng, h, w, 4)
+    else:
+        tone = 1 + rng.uniform(0.01, 0.06) * noise(rng, h, w, rng.uniform(1, 4)) + 0.01 * rng.normal(0, 1, (h, w))
+    a = base[None, None, :] * tone[..., None]
+    if rng.random() < 0.5:  # a lamp or a window: a broad bright patch, and a gradient
+        cx, cy = rng.uniform(-0.3, 1.3) * w, rng.uniform(-0.3, 1.3) * h
+        r = rng.uniform(0.3, 1.0) * max(w, h)
+        a = a * (1 + rng.uniform(0.1, 0.6) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (r * r)))[..., None]
+    return Image.fromarray(a.clip(0, 255).astype(np.uint8))
+
+
+def desk_objects(canvas, rng):
+    """Things on the desk that are not sheets: round and soft shapes (a mug, a plate, a phone, a bag), some light."""
+    cw, ch = canvas.size
+    draw = ImageDraw.Draw(canvas)
+    for _ in range(int(rng.choice([0, 0, 1, 1, 2, 3]))):
+        colour = tuple(int(v) for v in (rng.uniform(170, 250) * rng.uniform(0.9, 1.05, 3) if rng.random() < 0.4
+                                        else rng.integers(0, 256, 3)))
+        x, y = rng.uniform(-0.1, 1.1) * cw, rng.uniform(-0.1, 1.1) * ch
+        rx, ry = rng.uniform(0.04, 0.25) * cw, rng.uniform(0.04, 0.25) * ch
+        if rng.random() < 0.6:
+            draw.ellipse([x - rx, y - ry, x + rx, y + ry], fill=colour)
+        else:  # a rounded slab (a phone, a keyboard, a book's cover): rounded corners, no sheet edge
+            draw.rounded_rectangle([x - rx, y - ry, x + rx, y + ry], radius=int(0.4 * min(rx, ry)), fill=colour)
+
+
+def with_dark_figures(doc, rng, photos):
+    """`doc` with 1-3 dark photographs or figures on it (real photo crops darkened, near-black blocks, dark
+    noise), some reaching the page's edge as a magazine's do: a dark area inside a sheet is still the sheet."""
+    doc = doc.copy()
+    w, h = doc.size
+    for _ in range(int(rng.integers(1, 4))):
+        fw = int(w * rng.uniform(0.2, 0.9)); fh = int(h * rng.uniform(0.12, 0.5))
+        x = int(rng.integers(0, max(1, w - fw + 1))); y = int(rng.integers(0, max(1, h - fh + 1)))
+        if rng.random() < 0.3:  # bleeding to the page's edge
+            x = 0 if rng.random() < 0.5 else w - fw
+        kind = rng.random()
+        if kind < 0.5 and photos:
+            source = photos[int(rng.integers(0, len(photos)))]
+            sw, sh = source.size
+            cw_, ch_ = int(sw * rng.uniform(0.3, 0.8)), int(sh * rng.uniform(0.3, 0.8))
+            sx = int(rng.integers(0, sw - cw_ + 1)); sy = int(rng.integers(0, sh - ch_ + 1))
+            patch = np.asarray(source.crop((sx, sy, sx + cw_, sy + ch_)).resize((fw, fh), Image.BILINEAR), np.float32)
+            patch = patch * rng.uniform(0.15, 0.7)
+        elif kind < 0.75:
+            patch = np.full((fh, fw, 3), rng.uniform(0, 50, 3), np.float32)
+        else:
+            patch = np.asarray(procedural_desk(rng, fw, fh), np.float32) * rng.uniform(0.2, 0.6)
+        doc.paste(Image.fromarray(patch.clip(0, 255).astype(np.uint8)), (x, y))
+    return doc
 
 
 ASPECTS = (16 / 9, 9 / 16, 4 / 3, 3 / 4, 1 / 1.414, 1.0)
@@ -263,22 +377,30 @@ def composite(pools, rng, long_side=480):
     aspect = ASPECTS[int(rng.integers(0, len(ASPECTS)))]
     cw, ch = (long_side, round(long_side / aspect)) if aspect >= 1 else (round(long_side * aspect), long_side)
     canvas = None
+    if pools.richer and rng.random() < 0.5:
+        canvas = procedural_desk(rng, cw, ch)
     while canvas is None:
         canvas = pools.backgrounds[int(rng.integers(0, len(pools.backgrounds)))].crop(rng, cw / ch)
+        if canvas is not None and pools.richer and rng.random() < 0.4:  # another colour of the same surface
+            canvas = Image.merge("RGB", [canvas.getchannel(int(c)) for c in rng.permutation(3)])
     canvas = canvas.resize((cw, ch), Image.BILINEAR)
     if rng.random() < 0.5:
         canvas = canvas.transpose(Image.FLIP_LEFT_RIGHT)
     if rng.random() < 0.5:
         canvas = canvas.transpose(Image.FLIP_TOP_BOTTOM)
     canvas = toned(canvas, rng)
-    target = pools.documents[int(rng.integers(0, len(pools.documents)))]
+    if pools.richer:
+        desk_objects(canvas, rng)
+    target = chosen = pools.documents[int(rng.integers(0, len(pools.documents)))]
+    if pools.richer and rng.random() < 0.35:
+        target = with_dark_figures(target, rng, pools.photos())
     if rng.random() < 0.5:
         target = target.rotate(90 * int(rng.integers(1, 4)), expand=True)
     quad = random_quad(rng, cw, ch, target.width / target.height, partial=rng.random() < 0.1)
     # Other sheets, magazines and cards: around the target, some under it (drawn before it).
     for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3, 4]))):
         other = pools.documents[int(rng.integers(0, len(pools.documents)))]
-        if other is target:
+        if other is chosen:
             continue
         # Under the target (near it, overlapping, partly covered by it), else at the frame's edge: the target is
         # the one whole sheet on top, as the sheet a user photographs is.
@@ -290,6 +412,8 @@ def composite(pools, rng, long_side=480):
             k = rng.uniform(0.3, 1.0)
             other_quad = [(x + cx * k + rng.normal(0, cw / 10), y + cy * k + rng.normal(0, ch / 10))
                           for x, y in other_quad]
+        if pools.richer and rng.random() < 0.25:
+            other = with_dark_figures(other, rng, pools.photos())
         paste_document(canvas, rng, toned(other, rng), other_quad)
     paste_document(canvas, rng, toned(target, rng), quad)
     draw_occluders(canvas, rng, cw, ch)

@@ -7,7 +7,7 @@ the probability that the cell lies on the document. Input `image` [1, 3, S, S] f
 Sigmoid; opset 17) and checked against the JAX forward pass on held-out composites.
 
 Usage: train.py --out DIR [--tiny] [--samples N] [--steps N] [--batch N] [--seed N] [--workers N]
-                [--cpu-minutes M] [--wall-minutes M] [--stop-file FILE] [--cache FILE.npz]
+                [--cpu-minutes M] [--wall-minutes M] [--stop-file FILE] [--cache FILE.npz] [--data first|richer]
 """
 import argparse
 import json
@@ -118,18 +118,19 @@ def export_onnx(params, channels, size, path):
 
 
 def make_samples(args):
-    split, seed, count, size, long_side, limit = args
-    pools = maskdata.Pools(split, limit=limit)
+    split, seed, count, size, long_side, limit, richer = args
+    pools = maskdata.Pools(split, limit=limit, richer=richer and split == "train")
     return maskdata.batch(pools, np.random.default_rng(seed), count, size, long_side)
 
 
-def dataset(split, seed, count, size, workers, long_side=320, limit=None):
-    """`count` composites of `split`, made by `workers` processes (each its own seed)."""
+def dataset(split, seed, count, size, workers, long_side=320, limit=None, richer=False):
+    """`count` composites of `split`, made by `workers` processes (each its own seed); `richer`: the stop-42
+    training additions (maskdata.Pools), never for the held-out split."""
     if workers <= 1 or count < 2 * workers:
-        return make_samples((split, seed, count, size, long_side, limit))
+        return make_samples((split, seed, count, size, long_side, limit, richer))
     parts = [count // workers + (1 if i < count % workers else 0) for i in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = pool.map(make_samples, [(split, seed * 1000 + i, n, size, long_side, limit) for i, n in enumerate(parts)])
+        results = pool.map(make_samples, [(split, seed * 1000 + i, n, size, long_side, limit, richer) for i, n in enumerate(parts)])
     return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
 
 
@@ -151,6 +152,9 @@ def main():
     parser.add_argument("--wall-minutes", type=float, default=120.0, help="and after this many wall minutes")
     parser.add_argument("--stop-file", help="training ends (and the model is exported) once this file exists")
     parser.add_argument("--cache", help="an .npz of the composites: read when it exists, else written")
+    parser.add_argument("--data", choices=("first", "richer"), default="richer",
+                        help="training composites: the first models' (real crops of six midv500 types only) or "
+                             "with stop 42's procedural desks, desk objects and dark figures (default)")
     args = parser.parse_args()
     if args.tiny:
         args.size, args.samples, args.steps, args.batch, args.workers = 32, 48, 30, 8, 1
@@ -169,7 +173,8 @@ def main():
         cached = np.load(args.cache)
         xs, ys, checks_x, checks_y = cached["xs"], cached["ys"], cached["checks_x"], cached["checks_y"]
     else:
-        xs, ys = dataset("train", args.seed, args.samples, args.size, args.workers, limit=limit)
+        xs, ys = dataset("train", args.seed, args.samples, args.size, args.workers, limit=limit,
+                         richer=args.data == "richer")
         checks_x, checks_y = dataset("heldout", args.seed + 1, 16 if args.tiny else 100, args.size, 1, limit=limit)
         if args.cache:
             np.savez(args.cache, xs=xs, ys=ys, checks_x=checks_x, checks_y=checks_y)
@@ -260,7 +265,7 @@ def main():
     print(f"train.py: ONNX vs JAX max |difference| {worst:.2e} over {min(len(checks_x), 32)} inputs: "
           f"{'ok' if ok else 'MISMATCH'}", flush=True)
     summary = {"channels": list(channels), "size": args.size, "samples": len(xs), "steps": steps_run,
-               "batch": args.batch, "lr": args.lr, "seed": args.seed, "data_seconds": made,
+               "batch": args.batch, "lr": args.lr, "seed": args.seed, "data": args.data, "data_seconds": made,
                "train_cpu_minutes": spent(train_cpu)[0], "train_wall_minutes": spent(train_cpu)[1], "heldout_pixel_iou": final_iou,
                "onnx_max_abs_difference": worst, "parameters": int(sum(w.size for w in numpy_params.values())),
                "onnx_bytes": os.path.getsize(onnx_path), "history": history,
