@@ -80,18 +80,9 @@ extension NeuralImage {
 
     /// The level 90% of `plane`'s samples (every 16th) are at or below: the paper's.
     static func paperLevel(_ plane: [UInt8]) -> Int {
-        var counts = [Int](repeating: 0, count: 256)
-        var total = 0
-        for index in stride(from: 0, to: plane.count, by: 16) {
-            counts[Int(plane[index])] += 1
-            total += 1
-        }
-        var seen = 0
-        for level in 0..<256 {
-            seen += counts[level]
-            if seen * 10 >= total * 9 { return level }
-        }
-        return 255
+        var levels = LevelHistogram()
+        for index in stride(from: 0, to: plane.count, by: 16) { levels.add(plane[index]) }
+        return levels.percentile(0.9)
     }
 
     /// The samples inside `window`.
