@@ -222,6 +222,10 @@ struct AutomaticEngineTests {
         #expect((evidence["weak_share"]?.doubleValue ?? 0) > EngineEvidence.neuralShare(characters: characters)
                     || characters < EngineEvidence.fewCharacters, "\(evidence)")
         #expect(made.count(.neural) == 1)
+        // Tesseract's first reading keeps its cost under a stage of its own, and no stage is named twice.
+        let stages = result.timings.map(\.stage)
+        #expect(stages.filter { $0 == TesseractRecognizer.firstReadingStage }.count == 1, "\(stages)")
+        #expect(Set(stages).count == stages.count, "\(stages)")
     }
 
     @Test("a table crop of small print goes to the neural engine without Tesseract's first reading")
@@ -234,7 +238,7 @@ struct AutomaticEngineTests {
         #expect(finding["chosen"]?.stringValue == "neural", "\(finding)")
         #expect((finding["small_print"]?["enlarged"]?.doubleValue ?? 0) >= AutomaticRecognizer.smallPrintEnlargement, "\(finding)")
         #expect(finding["evidence"] == nil, "Tesseract did not read the page first: \(finding)")
-        #expect(!result.timings.contains { $0.stage == TesseractRecognizer.stage }, "\(result.timings)")
+        #expect(!result.timings.contains { $0.stage == TesseractRecognizer.firstReadingStage }, "\(result.timings)")
         #expect(result.engine == "net 2" && result.text == "cells\n")
         // Small print in Chinese stays with Tesseract, which then reads the page.
         let chinese = try read("pubtabnet/PMC5198506_004_00.png", with: automatic(neural: neural, made: made), languages: ["chi_sim"])
@@ -257,7 +261,7 @@ struct AutomaticEngineTests {
             #expect(abs(xHeight - scale) <= 0.05, "\(fixture): \(finding) scale \(scale)")
             #expect(abs((neural.xHeightsGiven.first ?? nil).map { $0 - scale } ?? 1) <= 0.05, "\(fixture): \(neural.xHeightsGiven)")
             #expect(finding["evidence"] == nil, "Tesseract did not read the page first: \(finding)")
-            #expect(!result.timings.contains { $0.stage == TesseractRecognizer.stage }, "\(result.timings)")
+            #expect(!result.timings.contains { $0.stage == TesseractRecognizer.firstReadingStage }, "\(result.timings)")
             #expect(made.count(.neural) == 1)
         }
         // The clean page of large print is read by Tesseract first (x-height about 22 px).

@@ -78,7 +78,7 @@ public final class AutomaticRecognizer: PageRecognizer {
             result = try readNeural(page, options: options)
             if let first {
                 // Tesseract's first reading is part of the page's cost: it stays in the timings under its own stage.
-                result.timings.insert(StageTiming(stage: TesseractRecognizer.stage, milliseconds: Clock.milliseconds(since: first.start)
+                result.timings.insert(StageTiming(stage: TesseractRecognizer.firstReadingStage, milliseconds: Clock.milliseconds(since: first.start)
                                                   - result.timings.reduce(0) { $0 + $1.milliseconds }), at: 0)
             }
         } else {

@@ -29,6 +29,9 @@ public struct LanguagePlan: Sendable, Equatable {
 /// The real engine: Tesseract LSTM with languages in priority order.
 public final class TesseractRecognizer: PageRecognizer {
     public static let stage = "recognize"
+    /// The stage name of Tesseract's first reading when `auto` then gives the page to the neural engine: the page's
+    /// timings keep what that reading cost beside the neural engine's own `recognize`, under a name of its own.
+    public static let firstReadingStage = "first_reading"
     let engine: TesseractEngine
     private let secondary: TesseractEngine?
     private let configuration: EngineConfiguration
