@@ -161,6 +161,50 @@ struct DocumentMaskTests {
         #expect(zip(fromPhoto.values, reference.mask).allSatisfy { abs(Double($0) - $1) < 0.05 })
     }
 
+    @Test("the cluttered set's photos are each of one document: whole in the frame, no other sheet showing half its area",
+          .timeLimit(.minutes(5)))
+    func clearSubject() throws {
+        let setup = try Run.process(Fixtures.packageRoot + "/Training/mask/setup", ["--check"])
+        try #require(setup.status == 0, "the training venv is missing: Training/mask/setup makes it (Scripts/test runs it)")
+        let python = setup.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The rule on drawn cases: a 400 × 300 target in a 1000 × 800 photo; the other sheets' corners.
+        let script = """
+            import json, sys
+            sys.path.insert(0, sys.argv[1])
+            import maskdata
+            target = [(300, 250), (700, 250), (700, 550), (300, 550)]
+            cases = {
+                "alone": ([], target),
+                "a sheet under it, its margins showing": ([[(280, 230), (720, 230), (720, 570), (280, 570)]], target),
+                "target cut by the frame": ([], [(-50, 250), (350, 250), (350, 550), (-50, 550)]),
+                "a page filling the frame under it": ([[(20, 20), (980, 20), (980, 780), (20, 780)]], target),
+                "a second card beside it as large": ([[(750, 100), (990, 100), (990, 500), (750, 500)]], target),
+                "a small card beside it": ([[(750, 100), (900, 100), (900, 200), (750, 200)]], target),
+            }
+            print(json.dumps({name: maskdata.clear_subject(quad, sheets, 1000, 800) for name, (sheets, quad) in cases.items()}))
+            """
+        let ruled = try Run.process(python, ["-c", script, Fixtures.packageRoot + "/Training/mask"])
+        try #require(ruled.status == 0, "\(ruled.stderr)")
+        let verdicts = try JSON.parse(ruled.text)
+        for (name, clear) in [("alone", true), ("a sheet under it, its margins showing", true), ("target cut by the frame", false),
+                              ("a page filling the frame under it", false), ("a second card beside it as large", false),
+                              ("a small card beside it", true)] {
+            #expect(verdicts[name]?.boolValue == clear, "\(name): \(verdicts)")
+        }
+        // Scripts/bench/cluttered writes the photos and their corners, each target whole in its frame.
+        let folder = TemporaryDirectory("cluttered")
+        let made = try Run.process(python, [Fixtures.packageRoot + "/Scripts/bench/cluttered", "--out", folder.path, "--count", "3"])
+        try #require(made.status == 0, "\(made.stderr)")
+        for index in 0..<3 {
+            let truth = try JSON.parse(try FileSystem.readText(folder.file(String(format: "cluttered-%03d.json", index))))
+            let width = try #require(truth["width"]?.doubleValue), height = try #require(truth["height"]?.doubleValue)
+            let corners = truth["corners"]?.arrayValue?.compactMap { $0.arrayValue?.compactMap(\.doubleValue) } ?? []
+            #expect(corners.count == 4 && corners.allSatisfy { $0.count == 2 && (0...width).contains($0[0]) && (0...height).contains($0[1]) },
+                    "cluttered-\(index): \(truth)")
+            #expect(FileSystem.exists(folder.file(String(format: "cluttered-%03d.jpg", index))))
+        }
+    }
+
     @Test("the option is off without OCRFARM_DOCUMENT_MASK; a named model that is not there is an error naming it")
     func option() throws {
         #expect(try DocumentMask.fromEnvironment([:]) == nil)

@@ -149,11 +149,11 @@ def real_photos(pattern, keep=lambda path: True):
 
 
 def composite_photos(split, count, seed, folder):
-    """Composites as evaluate.py's composite_items makes them (split "heldout", seed 3939 there), written as JPEG 95."""
+    """Composites as evaluate.py's composite_items makes them (split "heldout", seed 3939 there; the target clearly
+    the photo's document), written as JPEG 95."""
     pools = maskdata.Pools(split)
     rng = np.random.default_rng(seed)
-    for i in range(count):
-        image, quad = maskdata.composite(pools, rng, long_side=1280)
+    for i, (image, quad) in enumerate(maskdata.clear_composites(pools, rng, count, long_side=1280)):
         name = f"{split}-{seed}-{i:03d}"
         path = os.path.join(folder, name + ".jpg")
         image.save(path, "JPEG", quality=95)

@@ -89,10 +89,10 @@ def real_items(pattern, keep=lambda path: True):
 
 
 def composite_items(count, seed):
+    """Held-out composites whose target is clearly the photo's document (`maskdata.clear_composites`)."""
     pools = maskdata.Pools("heldout")
     rng = np.random.default_rng(seed)
-    for i in range(count):
-        image, quad = maskdata.composite(pools, rng, long_side=1280)
+    for i, (image, quad) in enumerate(maskdata.clear_composites(pools, rng, count, long_side=1280)):
         yield f"composite-{i:03d}", image, quad
 
 

@@ -372,8 +372,9 @@ def degraded(canvas, rng):
     return Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
 
 
-def composite(pools, rng, long_side=480):
-    """One composite: (RGB image, the target's corners tl, tr, br, bl in its pixels)."""
+def composite(pools, rng, long_side=480, sheets=None):
+    """One composite: (RGB image, the target's corners tl, tr, br, bl in its pixels). The corners of every other
+    sheet drawn are appended to `sheets` when it is given."""
     aspect = ASPECTS[int(rng.integers(0, len(ASPECTS)))]
     cw, ch = (long_side, round(long_side / aspect)) if aspect >= 1 else (round(long_side * aspect), long_side)
     canvas = None
@@ -415,10 +416,47 @@ def composite(pools, rng, long_side=480):
         if pools.richer and rng.random() < 0.25:
             other = with_dark_figures(other, rng, pools.photos())
         paste_document(canvas, rng, toned(other, rng), other_quad)
+        if sheets is not None:
+            sheets.append(other_quad)
     paste_document(canvas, rng, toned(target, rng), quad)
     draw_occluders(canvas, rng, cw, ch)
     canvas = degraded(lit(canvas, rng), rng)
     return canvas, quad
+
+
+# A photo is of one document when that document is whole in the frame and every other sheet shows less than this
+# share of its area (outside it, inside the frame): the document a user photographs, not one of several alike.
+CLEAR_SUBJECT_SHARE = 0.5
+
+
+def clear_subject(quad, sheets, width, height):
+    """Whether the target at `quad` is clearly the photo's document among the other `sheets` (CLEAR_SUBJECT_SHARE):
+    a test set's target must be, or the photo has no one right answer (a target half out of frame beside a whole
+    card, a slip on a page that fills the frame)."""
+    if not all(0 <= x <= width and 0 <= y <= height for x, y in quad):
+        return False
+    scale = 0.25
+
+    def cover(corners):
+        image = Image.new("L", (max(1, round(width * scale)), max(1, round(height * scale))), 0)
+        ImageDraw.Draw(image).polygon([(x * scale, y * scale) for x, y in corners], fill=1)
+        return np.asarray(image, bool)
+
+    target = cover(quad)
+    limit = CLEAR_SUBJECT_SHARE * target.sum()
+    return all((cover(other) & ~target).sum() < limit for other in sheets)
+
+
+def clear_composites(pools, rng, count, long_side):
+    """`count` composites whose target is clearly the photo's document (`clear_subject`), drawn in turn from `rng`
+    (the others are made and passed over): (RGB image, corners)."""
+    made = 0
+    while made < count:
+        sheets = []
+        image, quad = composite(pools, rng, long_side, sheets=sheets)
+        if clear_subject(quad, sheets, image.width, image.height):
+            made += 1
+            yield image, quad
 
 
 def input_array(image, size):
