@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+import FarmCore
+import FarmRuntime
+@testable import FarmPipeline
+import Leptonica
+import TestSupport
+
+/// The mask's outline (issue 39): `DocumentMask.outline`, the port of Training/mask/outline.py's `quad_from_mask`,
+/// against outline.py itself on the same grids of real frames, and its pieces on drawn grids. The real-frame test
+/// needs the neural engine's ONNX Runtime (Scripts/install-neural) and the training venv (Training/mask/setup); a
+/// missing one fails.
+@Suite("Document mask: its outline, as outline.py draws it")
+struct DocumentMaskOutlineTests {
+    static let frames = ["midv500/midv500_02_01.jpg", "midv500/midv500_14_04.jpg", "midv500/midv500_26_05.jpg",
+                         "midv500/midv500_31_07.jpg", "smartdoc15/background01_letter001_frame_0098.jpeg",
+                         "smartdoc15/background01_magazine001_frame_0107.jpeg"]
+
+    /// A frame, its mask from the committed model in ocrfarm's ONNX Runtime, and Swift's outlines of it.
+    struct Outlined {
+        let name: String
+        let width: Int
+        let height: Int
+        let grid: DocumentMask.Grid
+        let plain: [Point]?
+        let edges: [Point]?
+    }
+
+    /// What outline.py's `quad_from_mask` makes of each frame's grid (Swift's, passed as JSON), without and with
+    /// the photo: by frame, "plain" and "edges", each four corners or null.
+    static func reference(_ outlined: [Outlined]) throws -> JSON {
+        let training = Fixtures.packageRoot + "/Training/mask"
+        let setup = try Run.process(training + "/setup", ["--check"])
+        try #require(setup.status == 0, "the training venv is missing: Training/mask/setup makes it (Scripts/test runs it)")
+        let python = setup.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let script = """
+            import json, sys
+            import numpy as np
+            from PIL import Image
+            sys.path.insert(0, sys.argv[1])
+            import outline
+            result = {}
+            for frame in json.load(sys.stdin):
+                size = frame["size"]
+                prob = np.array(frame["grid"], np.float32).reshape(size, size)
+                image = Image.open(frame["path"]).convert("RGB")
+                assert image.size == (frame["width"], frame["height"]), image.size
+                quads = [outline.quad_from_mask(prob, image.width, image.height, photo) for photo in (None, image)]
+                result[frame["name"]] = {key: None if quad is None else np.asarray(quad, float).tolist()
+                                         for key, quad in zip(("plain", "edges"), quads)}
+            print(json.dumps(result))
+            """
+        let frames = outlined.map { frame in
+            "{\"name\": \"\(frame.name)\", \"path\": \"\(Fixtures.path(frame.name))\", \"width\": \(frame.width), "
+                + "\"height\": \(frame.height), \"size\": \(frame.grid.size), "
+                + "\"grid\": [\(frame.grid.values.map { "\(Double($0))" }.joined(separator: ","))]}"
+        }
+        let output = try Run.process(python, ["-c", script, training],
+                                     stdin: Data(("[" + frames.joined(separator: ",") + "]").utf8))
+        try #require(output.status == 0, "outline.py: \(output.stderr)")
+        return try JSON.parse(output.text)
+    }
+
+    static func corners(_ json: JSON?) -> [Point]? {
+        guard let pairs = json?.arrayValue, pairs.count == 4 else { return nil }
+        let points = pairs.compactMap { pair -> Point? in
+            guard let x = pair[0]?.doubleValue, let y = pair[1]?.doubleValue else { return nil }
+            return Point(x, y)
+        }
+        return points.count == 4 ? points : nil
+    }
+
+    /// IoU and the largest distance between corresponding corners (px), or nil when either has no outline.
+    static func agreement(_ ours: [Point]?, _ theirs: [Point]?) -> (iou: Double, corner: Double)? {
+        guard let ours, let theirs else { return nil }
+        let corner = zip(ours, theirs).map { $0.distance(to: $1) }.max() ?? .infinity
+        return (Quad(ours).iou(with: Quad(theirs)), corner)
+    }
+
+    @Test("on real frames' masks (committed model), the outline with and without the edge fit is outline.py's: IoU ≥ 0.99",
+          .timeLimit(.minutes(5)))
+    func asOutlinePy() throws {
+        let mask = try DocumentMask(models: try NeuralModels.locate(), modelPath: DocumentMaskTests.modelPath)
+        let started = Date()
+        let outlined = try Self.frames.map { name in
+            let photo = try NeuralImage(try Pix(contentsOfFile: Fixtures.path(name)))
+            let grid = try mask.grid(of: photo)
+            return Outlined(name: name, width: photo.width, height: photo.height, grid: grid,
+                            plain: DocumentMask.outline(of: grid, width: photo.width, height: photo.height),
+                            edges: DocumentMask.outline(of: grid, width: photo.width, height: photo.height, photo: photo))
+        }
+        print("ocrfarm on \(outlined.count) frames: \(Format.fixed(Date().timeIntervalSince(started), 1)) s")
+        let pythonStarted = Date()
+        let reference = try Self.reference(outlined)
+        // The edge fit is no copy of the plain outline: on these frames it moves corners by 14–91 px.
+        #expect(outlined.contains { (Self.agreement($0.plain, $0.edges)?.corner ?? 0) > 5 })
+        print("outline.py on \(outlined.count) frames: \(Format.fixed(Date().timeIntervalSince(pythonStarted), 1)) s")
+        for frame in outlined {
+            // The edge fit moved the outline on this frame by this much (px, largest corner).
+            let moved = Self.agreement(frame.plain, frame.edges)?.corner ?? 0
+            print("outline \(frame.name): the edge fit moved a corner by up to \(Format.fixed(moved, 1)) px")
+            for (key, ours) in [("plain", frame.plain), ("edges", frame.edges)] {
+                let theirs = Self.corners(reference[frame.name]?[key])
+                #expect(ours != nil && theirs != nil, "\(frame.name) \(key): ours \(String(describing: ours)), outline.py's \(String(describing: theirs))")
+                guard let measured = Self.agreement(ours, theirs) else { continue }
+                print("outline \(frame.name) \(key): IoU \(Format.fixed(measured.iou, 5)), largest corner distance \(Format.fixed(measured.corner, 3)) px")
+                #expect(measured.iou >= 0.99, "\(frame.name) \(key): IoU \(measured.iou), ours \(ours!), outline.py's \(theirs!)")
+            }
+        }
+    }
+
+    // MARK: Drawn grids
+
+    /// A 128-cell grid: 1 where `inside` holds at the cell's centre, else 0.
+    static func drawn(_ inside: (Point) -> Bool) -> DocumentMask.Grid {
+        let size = DocumentMask.inputSize
+        var values = [Float](repeating: 0, count: size * size)
+        for y in 0..<size {
+            for x in 0..<size where inside(Point(Double(x) + 0.5, Double(y) + 0.5)) { values[y * size + x] = 1 }
+        }
+        return DocumentMask.Grid(size: size, values: values)
+    }
+
+    /// A rectangle of `width` × `height` cells about `centre`, turned by `degrees`: its corners tl, tr, br, bl.
+    static func rectangle(centre: Point, width: Double, height: Double, degrees: Double) -> [Point] {
+        let angle = degrees * .pi / 180, c = cos(angle), s = sin(angle)
+        return [(-1.0, -1.0), (1, -1), (1, 1), (-1, 1)].map { (u, v) in
+            let x = u * width / 2, y = v * height / 2
+            return Point(centre.x + x * c - y * s, centre.y + x * s + y * c)
+        }
+    }
+
+    @Test("a turned rectangle's drawn mask gives its corners, tl tr br bl, each within a cell", arguments: [7.0, 20.0, -12.0])
+    func turnedRectangle(degrees: Double) throws {
+        let corners = Self.rectangle(centre: Point(62, 67), width: 70, height: 50, degrees: degrees)
+        let grid = Self.drawn { DocumentMaskTests.convex(corners, contains: $0) }
+        // A photo of 1024 × 1024: a cell is 8 px.
+        let found = try #require(DocumentMask.outline(of: grid, width: 1024, height: 1024))
+        let truth = DocumentDetector.ordered(corners.map { $0 * 8 })
+        for (ours, expected) in zip(found, truth) {
+            #expect(ours.distance(to: expected) <= 8, "\(degrees)°: \(found) against \(truth)")
+        }
+    }
+
+    @Test("an empty grid, or one with a region below 16 upsampled pixels, has no outline")
+    func empty() {
+        let size = DocumentMask.inputSize
+        #expect(DocumentMask.outline(of: DocumentMask.Grid(size: size, values: [Float](repeating: 0, count: size * size)),
+                                     width: 640, height: 480) == nil)
+        #expect(DocumentMask.outline(of: DocumentMask.Grid(size: size, values: [Float](repeating: 0.49, count: size * size)),
+                                     width: 640, height: 480) == nil)
+        var dot = [Float](repeating: 0, count: size * size)
+        dot[40 * size + 40] = 0.6  // upsampled, only the centre's few pixels exceed 0.5
+        #expect(DocumentMask.outline(of: DocumentMask.Grid(size: size, values: dot), width: 640, height: 480) == nil)
+    }
+
+    @Test("a thin line across the region (a crease: one cell at 0.6) does not cut it, and a smaller blob beside it does not move the outline")
+    func thinLineAndBlob() throws {
+        let corners = Self.rectangle(centre: Point(60, 64), width: 80, height: 56, degrees: 9)
+        let plain = Self.drawn { DocumentMaskTests.convex(corners, contains: $0) }
+        let expected = try #require(DocumentMask.outline(of: plain, width: 1280, height: 1280))
+        let size = plain.size
+        var values = plain.values
+        for y in 0..<size {
+            for x in 0..<size where values[y * size + x] > 0 && abs(Double(x) - Double(y) + 10) < 0.75 { values[y * size + x] = 0.6 }
+        }
+        #expect(values.filter { $0 == 0.6 }.count >= 40)
+        // A second, smaller document-like blob in the corner: the largest region is the one outlined.
+        for y in 2..<14 { for x in 108..<124 { values[y * size + x] = 1 } }
+        let found = try #require(DocumentMask.outline(of: DocumentMask.Grid(size: size, values: values), width: 1280, height: 1280))
+        for (a, b) in zip(found, expected) { #expect(a.distance(to: b) < 1, "\(found) against \(expected)") }
+        // A line of cells at 0 does cut the region, and then only its larger part is outlined.
+        for y in 0..<size { for x in 0..<size where abs(Double(x) - Double(y) + 10) < 0.75 { values[y * size + x] = 0 } }
+        let cut = try #require(DocumentMask.outline(of: DocumentMask.Grid(size: size, values: values), width: 1280, height: 1280))
+        #expect(Quad(cut).area < 0.9 * Quad(expected).area)
+    }
+
+    @Test("the hull of a region is convex, counter-clockwise in x and y, without collinear vertices; the largest quadrilateral on a regular octagon's hull has half its corners")
+    func hullAndQuad() throws {
+        let octagon = (0..<8).map { k in Point(64 + 40 * cos(Double(k) * .pi / 4), 64 + 40 * sin(Double(k) * .pi / 4)) }
+        let grid = Self.drawn { DocumentMaskTests.convex(octagon, contains: $0) }
+        let region = try #require(MaskRegion.largest(in: grid, upsampling: 4, threshold: 0.5))
+        let hull = region.hull()
+        #expect(hull.count >= 8)
+        for i in hull.indices {
+            let a = hull[i], b = hull[(i + 1) % hull.count], c = hull[(i + 2) % hull.count]
+            #expect((b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x) > 0)
+        }
+        let quad = try #require(DocumentMask.maxAreaQuad(octagon))
+        #expect(abs(Quad(quad).area - 2 * 40 * 40) < 1e-6, "\(quad)")
+        #expect(DocumentMask.maxAreaQuad(Array(octagon.prefix(3))) == nil)
+    }
+}
