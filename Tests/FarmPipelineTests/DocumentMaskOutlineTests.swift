@@ -109,6 +109,72 @@ struct DocumentMaskOutlineTests {
         }
     }
 
+    /// A card of 88 × 60 cells about (64, 62), turned 11°, its corners rounded to `radius` cells, its edge soft (a
+    /// ramp two cells wide, as the model's): the region's hull has over 64 vertices.
+    static func roundedCard(radius: Double) -> DocumentMask.Grid {
+        let size = DocumentMask.inputSize, angle = 11 * Double.pi / 180
+        var values = [Float](repeating: 0, count: size * size)
+        for y in 0..<size {
+            for x in 0..<size {
+                let px = Double(x) + 0.5 - 64, py = Double(y) + 0.5 - 62
+                let u = px * cos(angle) + py * sin(angle), v = -px * sin(angle) + py * cos(angle)
+                let dx = max(abs(u) - (44 - radius), 0), dy = max(abs(v) - (30 - radius), 0)
+                values[y * size + x] = Float(min(1, max(0, 0.5 + (radius - (dx * dx + dy * dy).squareRoot()) / 2)))
+            }
+        }
+        return DocumentMask.Grid(size: size, values: values)
+    }
+
+    /// outline.py's outline of `grid` (for a 1024 × 1024 photo) with its hull's vertex list begun at each vertex in
+    /// turn (qhull's first vertex is arbitrary), and begun at the smallest (x, y), as the port begins it.
+    static func referenceFromEachStart(_ grid: DocumentMask.Grid) throws -> (starts: [[Point]], smallest: [Point]?) {
+        let training = Fixtures.packageRoot + "/Training/mask"
+        let setup = try Run.process(training + "/setup", ["--check"])
+        try #require(setup.status == 0, "the training venv is missing: Training/mask/setup makes it (Scripts/test runs it)")
+        let script = """
+            import json, sys
+            import numpy as np
+            from scipy import ndimage
+            from scipy.spatial import ConvexHull
+            sys.path.insert(0, sys.argv[1])
+            import outline
+            prob = np.array(json.load(sys.stdin), np.float32).reshape(128, 128)
+            region = outline.largest_region(prob)
+            ys, xs = np.nonzero(region)
+            pts = np.stack([xs, ys], 1).astype(np.float64) + 0.5
+            hull = ConvexHull(pts).vertices
+            edge = region & ~ndimage.binary_erosion(region)
+            ys, xs = np.nonzero(edge)
+            boundary = np.stack([xs, ys], 1).astype(np.float64) + 0.5
+            def quad(start):
+                q = outline.refined(outline.max_area_quad(pts[np.roll(hull, -start)]), boundary)
+                return outline.ordered(q * (1024 / region.shape[0])).tolist()
+            smallest = min(range(len(hull)), key=lambda i: (pts[hull[i], 0], pts[hull[i], 1]))
+            print(json.dumps({"starts": [quad(k) for k in range(len(hull))], "smallest": quad(smallest)}))
+            """
+        let output = try Run.process(setup.text.trimmingCharacters(in: .whitespacesAndNewlines), ["-c", script, training],
+                                     stdin: Data(("[" + grid.values.map { "\(Double($0))" }.joined(separator: ",") + "]").utf8))
+        try #require(output.status == 0, "outline.py: \(output.stderr)")
+        let json = try JSON.parse(output.text)
+        return ((json["starts"]?.arrayValue ?? []).compactMap { Self.corners($0) }, Self.corners(json["smallest"]))
+    }
+
+    @Test("over 64 hull vertices (rounded cards), the outline is outline.py's with the hull begun at its smallest (x, y), one of those outline.py gives as qhull's first vertex varies",
+          arguments: [20.0, 30.0])
+    func subsampledHull(radius: Double) throws {
+        let grid = Self.roundedCard(radius: radius)
+        let region = try #require(MaskRegion.largest(in: grid, upsampling: 4, threshold: 0.5))
+        #expect(region.hull().count > DocumentMask.hullVertices)
+        let ours = try #require(DocumentMask.outline(of: grid, width: 1024, height: 1024))
+        let reference = try Self.referenceFromEachStart(grid)
+        let same = try #require(Self.agreement(ours, reference.smallest))
+        let spread = reference.starts.compactMap { Self.agreement(reference.smallest, $0)?.corner }.max() ?? 0
+        let nearest = reference.starts.compactMap { Self.agreement(ours, $0)?.corner }.min() ?? .infinity
+        print("outline rounded card \(Int(radius)) (hull \(region.hull().count) vertices): against outline.py begun where the port begins, IoU \(Format.fixed(same.iou, 5)), largest corner distance \(Format.fixed(same.corner, 3)) px; outline.py's own outlines over its \(reference.starts.count) possible first vertices differ by up to \(Format.fixed(spread, 1)) px")
+        #expect(same.iou >= 0.99 && same.corner < 0.01, "ours \(ours), outline.py's \(String(describing: reference.smallest))")
+        #expect(nearest < 0.01)
+    }
+
     // MARK: Drawn grids
 
     /// A 128-cell grid: 1 where `inside` holds at the cell's centre, else 0.

@@ -43,7 +43,9 @@ extension DocumentMask {
     // MARK: The region's quadrilateral
 
     /// The largest-area quadrilateral with corners among `hull` (a convex polygon's vertices in order), or nil when
-    /// it has fewer than four. Over 64 vertices, 64 evenly spaced ones are searched.
+    /// it has fewer than four. Over 64 vertices, 64 evenly spaced ones are searched, from the first: which those are
+    /// depends on where the list begins (outline.py's hull begins where qhull happens to begin it, this port's at
+    /// the smallest (x, y); on rounded cards outline.py's own outlines differ by up to 15 px over its first vertex).
     static func maxAreaQuad(_ hull: [Point]) -> [Point]? {
         var points = hull
         if points.count > hullVertices {
@@ -191,8 +193,8 @@ struct MaskRegion {
 
     func contains(_ x: Int, _ y: Int) -> Bool { x >= 0 && y >= 0 && x < side && y < side && inside[y * side + x] }
 
-    /// The convex hull of the region's pixel centres, counter-clockwise in x, y (Andrew's monotone chain, no
-    /// collinear vertices), from its leftmost lowest point. Only each row's two ends can be vertices.
+    /// The convex hull of the region's pixel centres, counter-clockwise in x, y as qhull's (Andrew's monotone chain,
+    /// no collinear vertices), beginning at the smallest (x, y). Only each row's two ends can be vertices.
     func hull() -> [Point] {
         var ends: [Point] = []
         for y in 0..<side {
