@@ -241,6 +241,33 @@ struct DocumentMaskOutlineTests {
         #expect(Quad(cut).area < 0.9 * Quad(expected).area)
     }
 
+    @Test("the edge fit moves each side of an outline 10 px off onto a drawn card's edges (within 1.5 px); on a flat photo the outline stays")
+    func edgeFit() throws {
+        let width = 1200, height = 900
+        let card = Self.rectangle(centre: Point(610, 440), width: 700, height: 460, degrees: 8)
+        var pixels = [UInt8](repeating: 70, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width where DocumentMaskTests.convex(card, contains: Point(Double(x) + 0.5, Double(y) + 0.5)) {
+                pixels[y * width + x] = 220
+            }
+        }
+        let photo = NeuralImage(width: width, height: height, planes: [pixels])
+        let truth = DocumentDetector.ordered(card)
+        let centre = truth.reduce(Point(0, 0), +) * 0.25
+        // Each corner 10 px further out along its diagonal: every side off by about 7 px, under the reach
+        // (3 cells of a 128-cell grid at 1024 px: 24 px).
+        let loose = truth.map { corner -> Point in
+            let d = corner - centre
+            return corner + d * (10 / (d.x * d.x + d.y * d.y).squareRoot())
+        }
+        let fitted = DocumentMask.fittedToEdges(loose, photo: photo)
+        for (found, expected) in zip(fitted, truth) {
+            #expect(found.distance(to: expected) <= 1.5, "\(fitted) against \(truth)")
+        }
+        let flat = NeuralImage(width: width, height: height, planes: [[UInt8](repeating: 128, count: width * height)])
+        #expect(DocumentMask.fittedToEdges(loose, photo: flat) == loose)
+    }
+
     @Test("the hull of a region is convex, counter-clockwise in x and y, without collinear vertices; the largest quadrilateral on a regular octagon's hull has half its corners")
     func hullAndQuad() throws {
         let octagon = (0..<8).map { k in Point(64 + 40 * cos(Double(k) * .pi / 4), 64 + 40 * sin(Double(k) * .pi / 4)) }
