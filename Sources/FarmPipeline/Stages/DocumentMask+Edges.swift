@@ -121,7 +121,7 @@ struct EdgeImage {
 
     /// `across = intercept + slope × along` through most usable places: the line through the pair of usable places
     /// with the most places within `edgeTolerance` of it (every pair tried, in order: deterministic, and never fewer
-    /// inliers than outline.py's 60 random pairs find: on one of six real frames they found fewer, and its corner
+    /// inliers than outline.py's 60 random pairs find: on one of six real frames they found another set, and its corner
     /// lies 0.07 px from outline.py's), refitted by least squares to those; nil when fewer than `edgeInliers` of all
     /// places agree.
     static func robustLine(along: [Double], across: [Double], usable: [Bool]) -> (intercept: Double, slope: Double)? {
