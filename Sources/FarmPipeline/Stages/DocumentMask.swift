@@ -72,30 +72,35 @@ final class DocumentMask {
     /// samples in between, Pillow's 22-bit fixed-point weights: the same bytes as `Image.resize((size, size),
     /// Image.BILINEAR)` in Training/mask/maskdata.py.
     static func squashed(_ image: NeuralImage, size: Int) -> NeuralImage {
-        let columns = weights(from: image.width, to: size)
-        let rows = weights(from: image.height, to: size)
+        resized(image, width: size, height: size)
+    }
+
+    /// `image` resized to `width` × `height` by Pillow's BILINEAR resampling, as `squashed(_:size:)`.
+    static func resized(_ image: NeuralImage, width: Int, height: Int) -> NeuralImage {
+        let columns = weights(from: image.width, to: width)
+        let rows = weights(from: image.height, to: height)
         let planes = image.planes.map { plane in
-            var across = [UInt8](repeating: 0, count: size * image.height)
+            var across = [UInt8](repeating: 0, count: width * image.height)
             for y in 0..<image.height {
-                for x in 0..<size {
+                for x in 0..<width {
                     let (first, taps) = columns[x]
                     var sum = 1 << (precisionBits - 1)
                     for (k, weight) in taps.enumerated() { sum += Int(plane[y * image.width + first + k]) * weight }
-                    across[y * size + x] = clamped(sum)
+                    across[y * width + x] = clamped(sum)
                 }
             }
-            var out = [UInt8](repeating: 0, count: size * size)
-            for y in 0..<size {
+            var out = [UInt8](repeating: 0, count: width * height)
+            for y in 0..<height {
                 let (first, taps) = rows[y]
-                for x in 0..<size {
+                for x in 0..<width {
                     var sum = 1 << (precisionBits - 1)
-                    for (k, weight) in taps.enumerated() { sum += Int(across[(first + k) * size + x]) * weight }
-                    out[y * size + x] = clamped(sum)
+                    for (k, weight) in taps.enumerated() { sum += Int(across[(first + k) * width + x]) * weight }
+                    out[y * width + x] = clamped(sum)
                 }
             }
             return out
         }
-        return NeuralImage(width: size, height: size, planes: planes)
+        return NeuralImage(width: width, height: height, planes: planes)
     }
 
     private static let precisionBits = 32 - 8 - 2
@@ -105,6 +110,14 @@ final class DocumentMask {
     /// For each output sample, its first input sample and the fixed-point weights from there (Pillow's
     /// `precompute_coeffs` with the bilinear filter, then `normalize_coeffs_8bpc`).
     private static func weights(from inSize: Int, to outSize: Int) -> [(Int, [Int])] {
+        filterTaps(from: inSize, to: outSize).map { first, taps in
+            (first, taps.map { w in Int(w < 0 ? w * Double(1 << precisionBits) - 0.5 : w * Double(1 << precisionBits) + 0.5) })
+        }
+    }
+
+    /// For each output sample, its first input sample and the normalized weights from there (Pillow's
+    /// `precompute_coeffs` with the bilinear filter; its 32-bit float images use them as they are).
+    static func filterTaps(from inSize: Int, to outSize: Int) -> [(Int, [Double])] {
         let scale = Double(inSize) / Double(outSize)
         let filterScale = max(scale, 1)
         let support = filterScale
@@ -115,8 +128,7 @@ final class DocumentMask {
             var taps = (first..<last).map { x in max(0, 1 - abs((Double(x) - centre + 0.5) / filterScale)) }
             let total = taps.reduce(0, +)
             if total != 0 { taps = taps.map { $0 / total } }
-            let fixed = taps.map { w in Int(w < 0 ? w * Double(1 << precisionBits) - 0.5 : w * Double(1 << precisionBits) + 0.5) }
-            return (first, fixed)
+            return (first, taps)
         }
     }
 }
