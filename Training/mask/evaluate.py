@@ -10,7 +10,7 @@ clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runt
 edge fit unless --no-edges).
 
 Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM] [--no-edges]
-                   [--sets check|design]
+                   [--sets check|design] [--regions largest|evidence]
 """
 import argparse
 import glob
@@ -34,9 +34,10 @@ import outline  # noqa: E402
 
 
 class Model:
-    def __init__(self, path, edges=True):
+    def __init__(self, path, edges=True, evidence=False):
         import onnxruntime as ort
         self.edges = edges
+        self.evidence = evidence
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -46,7 +47,8 @@ class Model:
     def corners(self, image):
         x = maskdata.input_array(image, self.size)[None]
         prob = self.session.run(["mask"], {"image": x})[0][0, 0]
-        quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None)
+        quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None,
+                                     self.evidence)
         return None if quad is None else [tuple(map(float, p)) for p in quad]
 
 
@@ -125,8 +127,11 @@ def main():
                         help="also run today's detector (this ocrfarm binary's inspect) on the composites")
     parser.add_argument("--sets", choices=("check", "design"), default="check",
                         help="the check sets (default) or the design sets outline.py's constants were chosen on")
+    parser.add_argument("--regions", choices=("largest", "evidence"), default="largest",
+                        help="the mask's region the outline takes: the largest (outline.py's reference) or the one "
+                             "its evidence favours (stop 43)")
     args = parser.parse_args()
-    model = Model(args.model, edges=not args.no_edges)
+    model = Model(args.model, edges=not args.no_edges, evidence=args.regions == "evidence")
     midv_type = lambda path: os.path.basename(path).split("_")[1]  # noqa: E731
     if args.sets == "design":
         return design(model, args, midv_type)
