@@ -2,11 +2,15 @@
 
 Sets: real/midv500-sample (its frames split into the document types whose backgrounds and cards training used and
 the held-out ones), real/smartdoc15-sample (a desk training never saw), and composites made now from the held-out
-pool (other backgrounds and other documents than training's). IoU as Scripts/bench/real computes it (both quads
+pool (other backgrounds and other documents than training's). `--sets design` measures the design sets instead
+(what outline.py's constants were chosen on; decision 0093, stop 43): midv500's training types, composites of the
+training pool (seed 4141, without the stop-42 additions) and training-pool composites that all have a pale surface or
+sheet cut by the frame's edge (seed 4343, `maskdata.pale_edge_surface`). IoU as Scripts/bench/real computes it (both quads
 clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline (with its
 edge fit unless --no-edges).
 
 Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM] [--no-edges]
+                   [--sets check|design] [--regions largest|evidence]
 """
 import argparse
 import glob
@@ -30,9 +34,10 @@ import outline  # noqa: E402
 
 
 class Model:
-    def __init__(self, path, edges=True):
+    def __init__(self, path, edges=True, evidence=False):
         import onnxruntime as ort
         self.edges = edges
+        self.evidence = evidence
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -42,7 +47,8 @@ class Model:
     def corners(self, image):
         x = maskdata.input_array(image, self.size)[None]
         prob = self.session.run(["mask"], {"image": x})[0][0, 0]
-        quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None)
+        quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None,
+                                     self.evidence)
         return None if quad is None else [tuple(map(float, p)) for p in quad]
 
 
@@ -88,9 +94,10 @@ def real_items(pattern, keep=lambda path: True):
         yield os.path.basename(path), image, quad
 
 
-def composite_items(count, seed):
-    """Held-out composites whose target is clearly the photo's document (`maskdata.clear_composites`)."""
-    pools = maskdata.Pools("heldout")
+def composite_items(count, seed, pools=None):
+    """Composites (the held-out pool unless `pools` says) whose target is clearly the photo's document
+    (`maskdata.clear_composites`)."""
+    pools = pools or maskdata.Pools("heldout")
     rng = np.random.default_rng(seed)
     for i, (image, quad) in enumerate(maskdata.clear_composites(pools, rng, count, long_side=1280)):
         yield f"composite-{i:03d}", image, quad
@@ -119,9 +126,16 @@ def main():
                         help="the outline from the mask alone, its sides not fitted to the photo's edges")
     parser.add_argument("--baseline", metavar="OCRFARM",
                         help="also run today's detector (this ocrfarm binary's inspect) on the composites")
+    parser.add_argument("--sets", choices=("check", "design"), default="check",
+                        help="the check sets (default) or the design sets outline.py's constants were chosen on")
+    parser.add_argument("--regions", choices=("largest", "evidence"), default="largest",
+                        help="the mask's region the outline takes: the largest (outline.py's reference) or the one "
+                             "its evidence favours (stop 43)")
     args = parser.parse_args()
-    model = Model(args.model, edges=not args.no_edges)
+    model = Model(args.model, edges=not args.no_edges, evidence=args.regions == "evidence")
     midv_type = lambda path: os.path.basename(path).split("_")[1]  # noqa: E731
+    if args.sets == "design":
+        return design(model, args, midv_type)
     results = {
         "midv500 (training types)": report("midv500-sample, types whose backgrounds and cards trained",
                                            measure(model, real_items("midv500-sample/*.jpg",
@@ -141,6 +155,24 @@ def main():
                 baseline_rows(args.baseline, composite_items(args.composites, args.seed), folder))
     everything = results["midv500 (training types)"]["rows"] + results["midv500 (held-out types)"]["rows"]
     print(f"midv500-sample, all {len(everything)}: IoU mean {statistics.mean(r['iou'] for r in everything):.4f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+def design(model, args, midv_type):
+    """The design sets: midv500's training types, 150 training-pool composites (seed 4141), 150 with a pale surface
+    or sheet cut by the frame's edge (seed 4343)."""
+    results = {
+        "midv500 (training types)": report("midv500-sample, types whose backgrounds and cards trained",
+                                           measure(model, real_items("midv500-sample/*.jpg",
+                                                   lambda p: midv_type(p) in maskdata.MIDV_TRAIN_TYPES))),
+        "training-pool composites": report("training-pool composites (seed 4141)", measure(
+            model, composite_items(150, 4141, maskdata.Pools("train")))),
+        "pale-edge composites": report("training-pool composites with a pale surface cut by the frame (seed 4343)",
+                                       measure(model, composite_items(150, 4343, maskdata.Pools("train", pale_edge=1.0)))),
+    }
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -107,14 +107,17 @@ class Background:
 class Pools:
     """Backgrounds, target documents and distractor documents of one split ("train" or "heldout")."""
 
-    def __init__(self, split, doc_long_side=420, limit=None, richer=False):
+    def __init__(self, split, doc_long_side=420, limit=None, richer=False, pale_edge=0.0):
         """`limit`: at most that many background photos and page files (a quick, tiny configuration); `richer`: the
-        stop-42 additions (training only: the held-out pool stays as it was)."""
+        stop-42 additions (training only: the held-out pool stays as it was); `pale_edge`: the share of composites
+        with a pale surface cut by the frame's edge under everything (`pale_edge_surface`, stop 43; not held out)."""
         assert split in ("train", "heldout")
         assert not (richer and split == "heldout"), "the held-out composites stay as they were"
+        assert not (pale_edge and split == "heldout"), "the held-out composites stay as they were"
         self.limit = limit
         self.split = split
         self.richer = richer
+        self.pale_edge = pale_edge
         midv = sorted(glob.glob(os.path.join(REAL, "midv500-sample", "*.jpg")))
         types = MIDV_TRAIN_TYPES if split == "train" else MIDV_HELDOUT_TYPES
         bg_frames = [p for p in midv if p.split("_")[-2] in types]
@@ -262,6 +265,51 @@ def with_dark_figures(doc, rng, photos):
     return doc
 
 
+def pale_edge_surface(canvas, rng, pools):
+    """A pale surface cut by the frame's edge (stop 43): another light table's strip along one side of the frame,
+    its inner border a straight table edge (sometimes a table's corner), or a large pale sheet (blank paper or a page)
+    lying partly out of frame. Drawn under everything else: it is not the document."""
+    cw, ch = canvas.size
+    if rng.random() < 0.5:
+        side = int(rng.integers(0, 4))
+        span = cw if side in (0, 2) else ch   # the strip's depth is across this dimension
+        length = ch if side in (0, 2) else cw
+        d0, d1 = span * rng.uniform(0.06, 0.35), span * rng.uniform(0.06, 0.35)
+        start = -5 if rng.random() < 0.7 else rng.uniform(0.2, 0.7) * length  # a table's corner in the frame
+        # (depth, along) with depth 0 on the frame's side
+        local = [(-5, start), (d0, start), (d1, length + 5), (-5, length + 5)]
+        if side == 0:
+            poly = [(d, a) for d, a in local]
+        elif side == 1:
+            poly = [(a, d) for d, a in local]
+        elif side == 2:
+            poly = [(cw - d, a) for d, a in local]
+        else:
+            poly = [(a, ch - d) for d, a in local]
+        base = rng.uniform(165, 245) * rng.uniform(0.92, 1.04, 3)
+        tone = 1 + rng.uniform(0.01, 0.05) * noise(rng, ch, cw, rng.uniform(1, 4)) + 0.01 * rng.normal(0, 1, (ch, cw))
+        surface = Image.fromarray((base[None, None, :] * tone[..., None]).clip(0, 255).astype(np.uint8))
+        cover = Image.new("L", (cw, ch), 0)
+        ImageDraw.Draw(cover).polygon(poly, fill=255)
+        if rng.random() < 0.5:  # the table's edge: a darker rim
+            ImageDraw.Draw(canvas).line(poly[1:3], fill=tuple(int(v * 0.5) for v in base),
+                                        width=max(1, int(rng.uniform(1, 5) * max(cw, ch) / 640)))
+        canvas.paste(surface, (0, 0), cover.filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 2))))
+        return
+    if rng.random() < 0.6:
+        tone = rng.uniform(200, 250) * rng.uniform(0.94, 1.03, 3)
+        sheet = Image.new("RGB", (420, int(420 * rng.choice([1.414, 1 / 1.414, 1.3, 1 / 1.3]))), tuple(int(v) for v in tone))
+    else:
+        sheet = pools.documents[int(rng.integers(0, len(pools.documents)))]
+    quad = random_quad(rng, cw, ch, sheet.width / sheet.height, partial=True)
+    centre = np.mean(quad, 0)
+    side = int(rng.integers(0, 4))  # its middle near one of the frame's sides: it is cut by the frame
+    target = [(rng.uniform(-0.1, 0.12) * cw, centre[1]), (centre[0], rng.uniform(-0.1, 0.12) * ch),
+              (rng.uniform(0.88, 1.1) * cw, centre[1]), (centre[0], rng.uniform(0.88, 1.1) * ch)][side]
+    quad = [(x + target[0] - centre[0], y + target[1] - centre[1]) for x, y in quad]
+    paste_document(canvas, rng, toned(sheet, rng), quad)
+
+
 ASPECTS = (16 / 9, 9 / 16, 4 / 3, 3 / 4, 1 / 1.414, 1.0)
 
 
@@ -392,6 +440,8 @@ def composite(pools, rng, long_side=480, sheets=None):
     canvas = toned(canvas, rng)
     if pools.richer:
         desk_objects(canvas, rng)
+    if pools.pale_edge and rng.random() < pools.pale_edge:
+        pale_edge_surface(canvas, rng, pools)
     target = chosen = pools.documents[int(rng.integers(0, len(pools.documents)))]
     if pools.richer and rng.random() < 0.35:
         target = with_dark_figures(target, rng, pools.photos())
