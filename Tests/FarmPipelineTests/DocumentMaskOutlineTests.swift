@@ -12,8 +12,10 @@ import TestSupport
 /// missing one fails.
 @Suite("Document mask: its outline, as outline.py draws it")
 struct DocumentMaskOutlineTests {
-    static let frames = ["midv500/midv500_02_01.jpg", "midv500/midv500_14_04.jpg", "midv500/midv500_26_05.jpg",
-                         "midv500/midv500_31_07.jpg", "smartdoc15/background01_letter001_frame_0098.jpeg",
+    /// Three frames (the edge fit moving corners least and most, and a desk the mask never saw): each costs about
+    /// 10 s in a debug build and 45 s under the leak check's sanitizers (the Pillow-style resizes), and 02_01,
+    /// 26_05 and letter001 agreed to 0.000 px as well when measured (stop 43).
+    static let frames = ["midv500/midv500_14_04.jpg", "midv500/midv500_31_07.jpg",
                          "smartdoc15/background01_magazine001_frame_0107.jpeg"]
 
     /// A frame, its mask from the committed model in ocrfarm's ONNX Runtime, and Swift's outlines of it.
