@@ -364,6 +364,18 @@ public enum DocumentDetector {
         return refined
     }
 
+    /// The total-least-squares line through `points` (at least one): their centre and the angle (radians) of their
+    /// principal direction, the one along which they spread most.
+    static func principalAxis(of points: [Point]) -> (centre: Point, angle: Double) {
+        let centre = points.reduce(Point(0, 0), +) * (1 / Double(points.count))
+        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        for p in points {
+            let d = p - centre
+            sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
+        }
+        return (centre, 0.5 * atan2(2 * sxy, sxx - syy))
+    }
+
     /// The segment clipped to the image rectangle, or nil when it lies outside.
     static func visiblePart(from a: Point, to b: Point, width: Double, height: Double) -> (Point, Point)? {
         var low = 0.0, high = 1.0
@@ -421,13 +433,7 @@ public enum DocumentDetector {
         for _ in 0..<4 {
             let kept = zip(strong, keep).filter { $0.1 }.map(\.0)
             guard kept.count >= 5 else { return nil }
-            let center = kept.reduce(Point(0, 0), +) * (1 / Double(kept.count))
-            var sxx = 0.0, sxy = 0.0, syy = 0.0
-            for p in kept {
-                let d = p - center
-                sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
-            }
-            let angle = 0.5 * atan2(2 * sxy, sxx - syy)
+            let (center, angle) = principalAxis(of: kept)
             var n = Point(-sin(angle), cos(angle))
             if n.x * normal.x + n.y * normal.y < 0 { n = n * -1 }
             let rho = n.x * center.x + n.y * center.y

@@ -103,15 +103,10 @@ extension DocumentMask {
         return moved > 0.1 * radius ? quad : corners
     }
 
-    /// The total-least-squares line through `points` (their centre, their principal direction turned along `u`).
+    /// The total-least-squares line through `points` (`DocumentDetector.principalAxis`: their centre, their
+    /// principal direction turned along `u`).
     static func principalLine(_ points: [Point], along u: Point) -> (point: Point, direction: Point) {
-        let centre = points.reduce(Point(0, 0), +) * (1 / Double(points.count))
-        var sxx = 0.0, sxy = 0.0, syy = 0.0
-        for p in points {
-            let d = p - centre
-            sxx += d.x * d.x; sxy += d.x * d.y; syy += d.y * d.y
-        }
-        let angle = 0.5 * atan2(2 * sxy, sxx - syy)
+        let (centre, angle) = DocumentDetector.principalAxis(of: points)
         let direction = Point(cos(angle), sin(angle))
         return (centre, dot(direction, u) >= 0 ? direction : direction * -1)
     }
@@ -193,8 +188,9 @@ struct MaskRegion {
 
     func contains(_ x: Int, _ y: Int) -> Bool { x >= 0 && y >= 0 && x < side && y < side && inside[y * side + x] }
 
-    /// The convex hull of the region's pixel centres, counter-clockwise in x, y as qhull's (Andrew's monotone chain,
-    /// no collinear vertices), beginning at the smallest (x, y). Only each row's two ends can be vertices.
+    /// The convex hull of the region's pixel centres, counter-clockwise in x, y as qhull's (`RotatedRect.convexHull`,
+    /// the neural detector's: Andrew's monotone chain, no collinear vertices), beginning at the smallest (x, y). Only
+    /// each row's two ends can be vertices.
     func hull() -> [Point] {
         var ends: [Point] = []
         for y in 0..<side {
@@ -203,18 +199,7 @@ struct MaskRegion {
             ends.append(Point(Double(first) + 0.5, Double(y) + 0.5))
             if last != first { ends.append(Point(Double(last) + 0.5, Double(y) + 0.5)) }
         }
-        let sorted = ends.sorted { ($0.x, $0.y) < ($1.x, $1.y) }
-        guard sorted.count >= 3 else { return sorted }
-        func cross(_ o: Point, _ a: Point, _ b: Point) -> Double { (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x) }
-        func chain(_ points: [Point]) -> [Point] {
-            var chain: [Point] = []
-            for p in points {
-                while chain.count >= 2 && cross(chain[chain.count - 2], chain[chain.count - 1], p) <= 0 { chain.removeLast() }
-                chain.append(p)
-            }
-            return chain
-        }
-        return chain(sorted).dropLast() + chain(sorted.reversed()).dropLast()
+        return RotatedRect.convexHull(ends)
     }
 
     /// The centres of the region's pixels with a 4-neighbour outside it (or beyond the square): what is left after
