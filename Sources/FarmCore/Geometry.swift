@@ -45,6 +45,17 @@ public struct Quad: Sendable, Equatable {
         return union > 0 ? intersection / union : 0
     }
 
+    /// Intersection over union with another quadrilateral (both convex), both clipped to the `width` × `height`
+    /// frame first: only what a photo shows of either counts (as Scripts/bench/benchlib.py's `quad_iou_in_frame`).
+    public func iou(with other: Quad, inFrameWidth width: Double, height: Double) -> Double {
+        let frame = Quad(width: width, height: height).corners
+        let ours = Polygon.clip(corners, to: frame), theirs = Polygon.clip(other.corners, to: frame)
+        guard ours.count >= 3, theirs.count >= 3 else { return 0 }
+        let intersection = Polygon.area(Polygon.clip(ours, to: theirs))
+        let union = Polygon.area(ours) + Polygon.area(theirs) - intersection
+        return union > 0 ? intersection / union : 0
+    }
+
     /// True when all four turns have the same sign (no reflex corner, not self-crossing).
     public var isConvex: Bool {
         var sign = 0.0

@@ -72,9 +72,10 @@ public enum DocumentDetector {
         let channels = closedPlanes.map { EdgeMap($0, threshold: edgeThreshold) }
         let mask = GrayPixels(width: channels[0].width, height: channels[0].height,
                               data: channels[0].edges.map { $0 ? 255 : 0 })
+        let flatness = try flatPageConfidence(coarse)
         func frame(confidence: Double) -> DocumentDetection {
             DocumentDetection(corners: Quad(width: width, height: height), confidence: confidence, isFullFrame: true,
-                              mask: mask, imageWidth: image.width, imageHeight: image.height)
+                              mask: mask, imageWidth: image.width, imageHeight: image.height, flatness: flatness)
         }
         let planes = try coarse.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
         func search(_ maps: [EdgeMap], lines count: Int) -> [Candidate] {
@@ -91,7 +92,6 @@ public enum DocumentDetector {
         // Only where the first look found some quadrilateral: where it found none (a page that fills the photo),
         // weak edges would only outline its print (tables, text blocks: five such photos in phone-scan-ru-sample
         // and ocrd-degraded-and-camera were cropped when they did), and a frame bordered by blank paper is a scan.
-        let flatness = try flatPageConfidence(coarse)
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
             let more = search(faint, lines: faintLineCount)
@@ -119,7 +119,7 @@ public enum DocumentDetector {
         func keptFrame(confidence: Double) -> DocumentDetection {
             DocumentDetection(corners: Quad(width: width, height: height), confidence: confidence, isFullFrame: true,
                               mask: mask, imageWidth: image.width, imageHeight: image.height,
-                              evidence: weighed.named, candidate: corners)
+                              flatness: flatness, evidence: weighed.named, candidate: corners)
         }
         let documentMask = quadMask(corners, width: mask.width, height: mask.height, factor: factor)
         // A box printed on the page (a logo, a table), not the page: the text goes on past its edges, and the
@@ -134,7 +134,7 @@ public enum DocumentDetector {
             return keptFrame(confidence: max(confidence, flatness))
         }
         return DocumentDetection(corners: corners, confidence: confidence, isFullFrame: false, mask: documentMask,
-                                 imageWidth: image.width, imageHeight: image.height,
+                                 imageWidth: image.width, imageHeight: image.height, flatness: flatness,
                                  evidence: weighed.named, candidate: corners)
     }
 

@@ -10,20 +10,34 @@ extension DocumentMask {
     /// `edgeReachCells` mask cells of it; a side without one stays. `quad` itself when a corner would move further
     /// than three times that (the lines crossed somewhere else).
     static func fittedToEdges(_ quad: [Point], photo: NeuralImage) -> [Point] {
+        edgeFit(quad, photo: photo).corners
+    }
+
+    /// `fittedToEdges(_:photo:)`, and how many of the quad's sides have a straight edge of the photo near them (0–4:
+    /// a sheet's four sides are straight edges; the mask's region within a page that fills the frame has few).
+    static func edgeFit(_ quad: [Point], photo: NeuralImage) -> (corners: [Point], sides: Int) {
         let scale = min(1, edgeLongSide / Double(max(photo.width, photo.height)))
         let gray = EdgeImage(photo, scale: scale)
         let q = quad.map { $0 * scale }
         let reach = max(3, Int((edgeReachCells * Double(max(gray.width, gray.height)) / Double(inputSize))
             .rounded(.toNearestOrEven)))
         let centre = q.reduce(Point(0, 0), +) * 0.25
-        let lines = (0..<4).map { s in gray.sideLine(from: q[s], to: q[(s + 1) % 4], centre: centre, reach: reach) }
+        let fits = (0..<4).map { s in gray.sideFit(from: q[s], to: q[(s + 1) % 4], centre: centre, reach: reach) }
+        let sides = fits.count { $0 != nil }
+        let lines = (0..<4).map { (s: Int) -> (Point, Point) in
+            if let fit = fits[s] { return fit }
+            let a = q[s], b = q[(s + 1) % 4]
+            return (a, (b - a) * (1 / a.distance(to: b)))
+        }
         var corners: [Point] = []
         for s in 0..<4 {
             let (p, r) = lines[(s + 3) % 4], (o, t) = lines[s]
-            guard let corner = crossing(p, r, o, t), corner.distance(to: q[s]) <= 3 * Double(reach) else { return quad }
+            guard let corner = crossing(p, r, o, t), corner.distance(to: q[s]) <= 3 * Double(reach) else {
+                return (quad, sides)
+            }
             corners.append(corner)
         }
-        return corners.map { Point($0.x / scale, $0.y / scale) }
+        return (corners.map { Point($0.x / scale, $0.y / scale) }, sides)
     }
 }
 
@@ -66,8 +80,8 @@ struct EdgeImage {
         return top * (1 - fy) + bottom * fy
     }
 
-    /// The photo's straight edge near side `a`–`b` as (point, direction), or the side itself when there is none.
-    func sideLine(from a: Point, to b: Point, centre: Point, reach: Int) -> (Point, Point) {
+    /// The photo's straight edge near side `a`–`b` as (point, direction), or nil when there is none.
+    func sideFit(from a: Point, to b: Point, centre: Point, reach: Int) -> (Point, Point)? {
         let d = b - a
         let length = (d.x * d.x + d.y * d.y).squareRoot()
         let u = d * (1 / length)
@@ -79,7 +93,7 @@ struct EdgeImage {
         let steps = places.map { t in strongestSteps(at: a + d * t, outward: outward, reach: reach) }
         let (across, usable) = Self.onePolarity(steps)
         guard let fit = Self.robustLine(along: places.map { $0 * length }, across: across, usable: usable) else {
-            return (a, u)
+            return nil
         }
         let direction = u + outward * fit.slope
         let norm = (direction.x * direction.x + direction.y * direction.y).squareRoot()

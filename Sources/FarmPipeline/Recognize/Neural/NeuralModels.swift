@@ -34,6 +34,9 @@ public struct NeuralModels: Sendable, Equatable {
     /// carries none in its metadata; the file has one symbol per line, as the `character` key does.
     public static let quickRecognizerFile = "PP-OCRv6_rec_tiny.onnx"
     public static let quickDictionaryFile = "PP-OCRv6_rec_tiny_dict.txt"
+    /// The project's own document mask (issue 39: Training/mask/model/document-mask.onnx, which
+    /// `Scripts/install-neural` copies here). Not one of the engine's files: the engine works without it.
+    public static let documentMaskFile = "document-mask.onnx"
     /// The models' name in results.
     public static let modelName = "PP-OCRv6-small+tiny"
 
@@ -44,6 +47,7 @@ public struct NeuralModels: Sendable, Equatable {
     public var classifierPath: String { folder + "/" + Self.classifierFile }
     public var quickRecognizerPath: String { folder + "/" + Self.quickRecognizerFile }
     public var quickDictionaryPath: String { folder + "/" + Self.quickDictionaryFile }
+    public var documentMaskPath: String { folder + "/" + Self.documentMaskFile }
 
     /// The models in `folder`, unchecked.
     public init(folder: String) {
