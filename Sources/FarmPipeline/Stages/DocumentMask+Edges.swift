@@ -54,18 +54,26 @@ struct EdgeImage {
             height: Int((Double(photo.height) * scale).rounded(.toNearestOrEven)))
         width = small.width
         height = small.height
-        let gray: [Float]
-        if small.planes.count == 3 {
-            // Pillow's RGB to L: ITU-R 601-2 luma in 16-bit fixed point.
-            let (blue, green, red) = (small.planes[0], small.planes[1], small.planes[2])
-            gray = (0..<(width * height)).map { (i: Int) -> Float in
-                let r = Int(red[i]) * 19595, g = Int(green[i]) * 38470, b = Int(blue[i]) * 7471
-                return Float((r + g + b + 0x8000) >> 16)
+        values = DocumentDetector.gaussianBlur(Self.luma(small), width: width, height: height)
+    }
+
+    /// Pillow's "L" of `image` as floats: its gray plane, or its colour's ITU-R 601-2 luma in 16-bit fixed point.
+    static func luma(_ image: NeuralImage) -> [Float] {
+        guard image.planes.count == 3 else { return image.planes[0].map { Float($0) } }
+        let count = image.width * image.height
+        return [Float](unsafeUninitializedCapacity: count) { gray, initialized in
+            image.planes[0].withUnsafeBufferPointer { blue in
+                image.planes[1].withUnsafeBufferPointer { green in
+                    image.planes[2].withUnsafeBufferPointer { red in
+                        for i in 0..<count {
+                            let r = Int(red[i]) &* 19595, g = Int(green[i]) &* 38470, b = Int(blue[i]) &* 7471
+                            gray[i] = Float((r &+ g &+ b &+ 0x8000) >> 16)
+                        }
+                    }
+                }
             }
-        } else {
-            gray = small.planes[0].map { Float($0) }
+            initialized = count
         }
-        values = DocumentDetector.gaussianBlur(gray, width: width, height: height)
     }
 
     /// The value at `p` (array coordinates: pixel centres on integers) by bilinear interpolation, the nearest

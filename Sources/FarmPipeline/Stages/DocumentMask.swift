@@ -80,39 +80,88 @@ final class DocumentMask {
         let columns = weights(from: image.width, to: width)
         let rows = weights(from: image.height, to: height)
         let planes = image.planes.map { plane in
-            var across = [UInt8](repeating: 0, count: width * image.height)
-            for y in 0..<image.height {
-                for x in 0..<width {
-                    let (first, taps) = columns[x]
-                    var sum = 1 << (precisionBits - 1)
-                    for (k, weight) in taps.enumerated() { sum += Int(plane[y * image.width + first + k]) * weight }
-                    across[y * width + x] = clamped(sum)
-                }
+            let across = [UInt8](unsafeUninitializedCapacity: width * image.height) { out, count in
+                plane.withUnsafeBufferPointer { resampledRows($0, width: image.width, into: out, taps: columns) }
+                count = width * image.height
             }
-            var out = [UInt8](repeating: 0, count: width * height)
-            for y in 0..<height {
-                let (first, taps) = rows[y]
-                for x in 0..<width {
-                    var sum = 1 << (precisionBits - 1)
-                    for (k, weight) in taps.enumerated() { sum += Int(across[(first + k) * width + x]) * weight }
-                    out[y * width + x] = clamped(sum)
-                }
+            return [UInt8](unsafeUninitializedCapacity: width * height) { out, count in
+                across.withUnsafeBufferPointer { resampledColumns($0, width: width, into: out, taps: rows) }
+                count = width * height
             }
-            return out
         }
         return NeuralImage(width: width, height: height, planes: planes)
     }
 
+    /// The horizontal pass: every row of `source` (`width` samples each) resampled by `taps` into `out`.
+    private static func resampledRows(_ source: UnsafeBufferPointer<UInt8>, width: Int,
+                                      into out: UnsafeMutableBufferPointer<UInt8>, taps: FixedTaps) {
+        let outWidth = taps.first.count
+        guard width > 0, outWidth > 0 else { return }
+        taps.first.withUnsafeBufferPointer { first in
+            taps.start.withUnsafeBufferPointer { start in
+                taps.weights.withUnsafeBufferPointer { weights in
+                    for y in 0..<(source.count / width) {
+                        for x in 0..<outWidth {
+                            let from = y * width + first[x], w = start[x]
+                            var sum = 1 << (precisionBits - 1)
+                            for k in 0..<(start[x + 1] - w) { sum &+= Int(source[from + k]) &* weights[w + k] }
+                            out[y * outWidth + x] = clamped(sum)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The vertical pass: `source` (rows of `width` samples) resampled down its columns by `taps` into `out`, a
+    /// whole output row at a time (the same integer sums, added in the same order per sample). The sums stay below
+    /// 2^31 (255 × weights summing to about 2^22), so the wrapping operators never wrap.
+    private static func resampledColumns(_ source: UnsafeBufferPointer<UInt8>, width: Int,
+                                         into out: UnsafeMutableBufferPointer<UInt8>, taps: FixedTaps) {
+        guard width > 0 else { return }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: width) { sums in
+            taps.first.withUnsafeBufferPointer { first in
+                taps.start.withUnsafeBufferPointer { start in
+                    taps.weights.withUnsafeBufferPointer { weights in
+                        for y in 0..<first.count {
+                            for x in 0..<width { sums[x] = 1 << (precisionBits - 1) }
+                            for k in 0..<(start[y + 1] - start[y]) {
+                                let row = (first[y] + k) * width, weight = weights[start[y] + k]
+                                for x in 0..<width { sums[x] &+= Int(source[row + x]) &* weight }
+                            }
+                            for x in 0..<width { out[y * width + x] = clamped(sums[x]) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private static let precisionBits = 32 - 8 - 2
 
-    private static func clamped(_ sum: Int) -> UInt8 { UInt8(min(255, max(0, sum >> precisionBits))) }
+    @inline(__always)
+    private static func clamped(_ sum: Int) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, sum >> precisionBits))) }
+
+    /// Pillow's fixed-point weights of one axis, flat: output sample `i` reads the inputs from `first[i]` on with
+    /// the weights `weights[start[i]..<start[i + 1]]`.
+    private struct FixedTaps {
+        var first: [Int] = []
+        var start: [Int] = [0]
+        var weights: [Int] = []
+    }
 
     /// For each output sample, its first input sample and the fixed-point weights from there (Pillow's
     /// `precompute_coeffs` with the bilinear filter, then `normalize_coeffs_8bpc`).
-    private static func weights(from inSize: Int, to outSize: Int) -> [(Int, [Int])] {
-        filterTaps(from: inSize, to: outSize).map { first, taps in
-            (first, taps.map { w in Int(w < 0 ? w * Double(1 << precisionBits) - 0.5 : w * Double(1 << precisionBits) + 0.5) })
+    private static func weights(from inSize: Int, to outSize: Int) -> FixedTaps {
+        var fixed = FixedTaps()
+        for (first, taps) in filterTaps(from: inSize, to: outSize) {
+            fixed.first.append(first)
+            for w in taps {
+                fixed.weights.append(Int(w < 0 ? w * Double(1 << precisionBits) - 0.5 : w * Double(1 << precisionBits) + 0.5))
+            }
+            fixed.start.append(fixed.weights.count)
         }
+        return fixed
     }
 
     /// For each output sample, its first input sample and the normalized weights from there (Pillow's
