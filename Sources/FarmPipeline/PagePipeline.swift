@@ -133,7 +133,7 @@ public final class PagePipeline {
         self.options = options
         var stages: [any PageStage] = []
         if options.segment {
-            stages.append(SegmentStage(documentMask: LazyDocumentMask()))
+            stages.append(SegmentStage(documentMask: LazyDocumentMask.ifEnabled()))
             stages.append(RectifyStage(keepColor: options.mode == .color || !options.enhance))
         }
         if options.orient {

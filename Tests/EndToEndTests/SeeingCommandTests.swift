@@ -74,4 +74,34 @@ struct SeeingCommandTests {
         #expect(row[5] == color, "\(list.text)")
         #expect(row[7] == (mode == "bw" ? "1" : "8"), "\(list.text)")
     }
+
+    @Test("OCRFARM_DOCUMENT_MASK=on: on a receipt lying on another sheet with a cable across it, where the detector alone keeps the whole frame, ocr crops to the mask's outline and reads the receipt",
+          .timeLimit(.minutes(5)))
+    func documentMask() throws {
+        let photo = Fixtures.path("cluttered/heldout-3939-002.jpg")
+        let truthJSON = try JSON.parse(try Fixtures.read("cluttered/heldout-3939-002.json"))
+        let truth = Quad((truthJSON["corners"]?.arrayValue ?? []).map { Point($0[0]?.doubleValue ?? 0, $0[1]?.doubleValue ?? 0) })
+        func page(_ setting: String?) throws -> JSON {
+            let output = try Run.ocrfarm(["ocr", photo, "--format", "json"], environment: ["OCRFARM_DOCUMENT_MASK": setting])
+            #expect(output.status == 0, "\(output.stderr)")
+            return try #require(try JSON.parse(Array(output.stdout))["pages"]?[0])
+        }
+        func corners(_ page: JSON) -> Quad? {
+            let found = (page["stages"]?["segment"]?["corners"]?.arrayValue ?? []).map {
+                Point($0[0]?.doubleValue ?? 0, $0[1]?.doubleValue ?? 0)
+            }
+            return found.count == 4 ? Quad(found) : nil
+        }
+        let alone = try page(nil)
+        #expect(alone["stages"]?["segment"]?["full_frame"]?.boolValue == true)
+        #expect(alone["stages"]?["segment"]?["document_mask"] == nil)
+        let masked = try page("on")
+        let segment = masked["stages"]?["segment"]
+        #expect(segment?["document_mask"]?["chosen"]?.stringValue == "mask", "\(String(describing: segment))")
+        #expect(segment?["full_frame"]?.boolValue == false)
+        let iou = corners(masked).map { $0.iou(with: truth, inFrameWidth: 1280, height: 1280) } ?? 0
+        #expect(iou >= 0.9, "IoU \(iou): \(String(describing: segment))")
+        let text = masked["text"]?.stringValue ?? ""
+        #expect(text.contains("TOTAL") && text.contains("Cash"), "\(text)")
+    }
 }

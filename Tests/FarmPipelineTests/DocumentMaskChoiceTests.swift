@@ -105,6 +105,23 @@ struct DocumentMaskChoiceTests {
         }
     }
 
+    @Test("OCRFARM_DOCUMENT_MASK: unset, empty or off is the detector alone; on is the installed model; a path that holds no model is named in the findings")
+    func option() throws {
+        for setting in [nil, "", "off"] {
+            var environment: [String: String] = [:]
+            environment[DocumentMask.environmentKey] = setting
+            #expect(LazyDocumentMask.ifEnabled(environment: environment) == nil)
+        }
+        let on = try #require(LazyDocumentMask.ifEnabled(environment: [DocumentMask.environmentKey: "on"]))
+        if case .failure(let unavailable) = on.mask() { Issue.record("the installed mask: \(unavailable.reason)") }
+        let missing = TemporaryDirectory("mask-option").file("no-such-mask.onnx")
+        let named = try #require(LazyDocumentMask.ifEnabled(environment: [DocumentMask.environmentKey: missing]))
+        let image = try Pix(contentsOfFile: Fixtures.path("cluttered/heldout-3939-002.jpg"))
+        let (_, findings) = try Self.segment(image, mask: named)
+        let reason = findings["document_mask"]?["unavailable"]?.stringValue ?? ""
+        #expect(reason.contains(missing), "\(findings)")
+    }
+
     @Test("the rule: a sure detector stands; an unsure one whose quadrilateral the mask does not fill gives way; a weak choice keeps the frame")
     func rule() throws {
         let mask = GrayPixels(width: 100, height: 50)

@@ -204,18 +204,4 @@ struct DocumentMaskTests {
             #expect(FileSystem.exists(folder.file(String(format: "cluttered-%03d.jpg", index))))
         }
     }
-
-    @Test("the option is off without OCRFARM_DOCUMENT_MASK; a named model that is not there is an error naming it")
-    func option() throws {
-        #expect(try DocumentMask.fromEnvironment([:]) == nil)
-        let missing = NSTemporaryDirectory() + "no-such-mask-\(UUID().uuidString).onnx"
-        var environment = ProcessInfo.processInfo.environment
-        environment[DocumentMask.environmentKey] = missing
-        do {
-            _ = try DocumentMask.fromEnvironment(environment)
-            Issue.record("a missing model loaded")
-        } catch {
-            #expect("\(error)".contains(missing), "\(error)")
-        }
-    }
 }

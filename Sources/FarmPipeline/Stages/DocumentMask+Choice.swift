@@ -150,18 +150,25 @@ extension DocumentMask {
     }
 }
 
-/// One page slot's document mask, loaded on the first photo that needs it (flat scans never do): the model named by
-/// `OCRFARM_DOCUMENT_MASK` ("off" for none), else the installed one (`NeuralModels.documentMaskFile`, put there by
-/// `Scripts/install-neural`). Without an installed runtime or model, detection goes on as the detector alone finds,
-/// and the findings say why.
+/// One page slot's document mask, loaded on the first photo that needs it (flat scans never do): the installed model
+/// (`NeuralModels.documentMaskFile`, put there by `Scripts/install-neural`) when `OCRFARM_DOCUMENT_MASK` is "on", the
+/// file it names otherwise. Without the runtime or the model, detection goes on as the detector alone finds, and the
+/// findings say why.
 public final class LazyDocumentMask {
     private let environment: [String: String]
     private var made: DocumentMask?
     private var failure: String?
     private var tried = false
 
+    /// A mask made on first use with `environment`'s `OCRFARM_DOCUMENT_MASK` and neural folders.
     public init(environment: [String: String] = ProcessEnvironment.current) {
         self.environment = environment
+    }
+
+    /// A mask when `OCRFARM_DOCUMENT_MASK` turns it on, else nil (unset, empty or "off": the detector alone).
+    public static func ifEnabled(environment: [String: String] = ProcessEnvironment.current) -> LazyDocumentMask? {
+        let setting = environment[DocumentMask.environmentKey] ?? ""
+        return setting.isEmpty || setting == "off" ? nil : LazyDocumentMask(environment: environment)
     }
 
     /// Whether the model has been loaded (for tests and memory accounting).
@@ -178,13 +185,13 @@ public final class LazyDocumentMask {
     }
 
     private func load() throws(MaskUnavailable) -> DocumentMask {
-        let named = environment[DocumentMask.environmentKey] ?? ""
+        let named = environment[DocumentMask.environmentKey] ?? "on"
         if named == "off" { throw MaskUnavailable(reason: "\(DocumentMask.environmentKey)=off") }
         let models: NeuralModels
         do throws(NeuralModelsError) { models = try NeuralModels.locate(environment: environment) } catch {
             throw MaskUnavailable(reason: "the neural runtime is not installed (\(error)); run Scripts/install-neural")
         }
-        let path = named.isEmpty ? models.documentMaskPath : named
+        let path = named == "on" || named.isEmpty ? models.documentMaskPath : named
         do throws(ONNXRuntimeError) { return try DocumentMask(models: models, modelPath: path) } catch {
             throw MaskUnavailable(reason: "\(path): \(error)")
         }

@@ -4,12 +4,13 @@ import ONNXRuntime
 
 /// The learned document mask of issue 39 (decision 0093): the project's own small U-Net
 /// (`Training/mask/model/document-mask.onnx`, trained by `Training/mask/train.py`) run on the whole photo squashed to
-/// 128 × 128; for each cell, the probability that it lies on the document. A first stage: nothing in default
-/// detection uses it yet; it runs only where `OCRFARM_DOCUMENT_MASK` names the model.
+/// 128 × 128; for each cell, the probability that it lies on the document. The segment stage weighs it in where
+/// `OCRFARM_DOCUMENT_MASK` turns it on (`LazyDocumentMask`, DocumentMask+Choice.swift).
 ///
 /// Owns one inference session (one ONNX Runtime thread); made and used on one page slot's thread.
 final class DocumentMask {
-    /// The environment variable naming the model file; unset, there is no mask.
+    /// The environment variable that turns the mask on: "on" for the installed model (`Scripts/install-neural`), or
+    /// a model file's path; unset or "off", detection is the detector's alone.
     static let environmentKey = "OCRFARM_DOCUMENT_MASK"
     /// The committed network's input side, in cells.
     static let inputSize = 128
@@ -36,13 +37,6 @@ final class DocumentMask {
     /// Loads the model at `modelPath` with the neural engine's ONNX Runtime (`models`' library).
     convenience init(models: NeuralModels, modelPath: String, size: Int = inputSize) throws(ONNXRuntimeError) {
         try self.init(runtime: try ONNXRuntime.load(libraryPath: models.runtimePath), modelPath: modelPath, size: size)
-    }
-
-    /// The model named by `OCRFARM_DOCUMENT_MASK` with the neural engine's ONNX Runtime, or nil when the variable is
-    /// unset (the option is off). A named model that cannot be loaded is an error naming it.
-    static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws -> DocumentMask? {
-        guard let path = environment[environmentKey], !path.isEmpty else { return nil }
-        return try DocumentMask(models: try NeuralModels.locate(environment: environment), modelPath: path)
     }
 
     /// The document mask of `image` (gray or colour), squashed to the model's input.
