@@ -14,6 +14,11 @@ held-out composites measure other backgrounds and other documents than training 
 colour channels swapped, things on the desk that are not sheets (`desk_objects`), and dark photographs and figures
 on the target's page and on the other sheets (`with_dark_figures`). The held-out pool never draws them, so the
 held-out composites of a seed are the same images as before.
+
+`Pools("train", fills_frame=SHARE)` (stop 44) makes that share of the training composites photos of a page that fills
+the frame (`frame_filling_quad`): the frame lies inside the target's quadrilateral or nearly, 0 to 2 of its sides
+just inside the frame's edges with a thin strip of desk beyond them, sometimes a book's spread of two pages
+(`spread`). The label is the target's quadrilateral as always. The held-out pool never draws them.
 """
 import glob
 import io
@@ -107,17 +112,21 @@ class Background:
 class Pools:
     """Backgrounds, target documents and distractor documents of one split ("train" or "heldout")."""
 
-    def __init__(self, split, doc_long_side=420, limit=None, richer=False, pale_edge=0.0):
+    def __init__(self, split, doc_long_side=420, limit=None, richer=False, pale_edge=0.0, fills_frame=0.0):
         """`limit`: at most that many background photos and page files (a quick, tiny configuration); `richer`: the
         stop-42 additions (training only: the held-out pool stays as it was); `pale_edge`: the share of composites
-        with a pale surface cut by the frame's edge under everything (`pale_edge_surface`, stop 43; not held out)."""
+        with a pale surface cut by the frame's edge under everything (`pale_edge_surface`, stop 43; not held out);
+        `fills_frame`: the share of composites whose target fills the frame (`frame_filling_quad`, stop 44; not held
+        out)."""
         assert split in ("train", "heldout")
         assert not (richer and split == "heldout"), "the held-out composites stay as they were"
         assert not (pale_edge and split == "heldout"), "the held-out composites stay as they were"
+        assert not (fills_frame and split == "heldout"), "the held-out composites stay as they were"
         self.limit = limit
         self.split = split
         self.richer = richer
         self.pale_edge = pale_edge
+        self.fills_frame = fills_frame
         midv = sorted(glob.glob(os.path.join(REAL, "midv500-sample", "*.jpg")))
         types = MIDV_TRAIN_TYPES if split == "train" else MIDV_HELDOUT_TYPES
         bg_frames = [p for p in midv if p.split("_")[-2] in types]
@@ -137,6 +146,7 @@ class Pools:
                 size = (340, 214) if side >= other else (214, 340)
                 self.cards.append(rectified(background.image, quad, size))
         pages = self._pages(doc_long_side)
+        self.pages = pages
         self.documents = pages + self.cards * max(1, len(pages) // (3 * max(1, len(self.cards))))
         if not self.backgrounds or not self.documents:
             raise SystemExit(f"maskdata: no {split} material under {REAL}")
@@ -313,6 +323,44 @@ def pale_edge_surface(canvas, rng, pools):
 ASPECTS = (16 / 9, 9 / 16, 4 / 3, 3 / 4, 1 / 1.414, 1.0)
 
 
+def frame_filling_quad(rng, cw, ch):
+    """Corners (tl, tr, br, bl) of a page that fills the frame (stop 44): each side outside the frame's edge (up to
+    a fifth of the frame beyond it, sometimes much more: a close-up of a part of the page) except 0 to 2 sides
+    visible just inside it (1-8% of the frame), then a small rotation and perspective."""
+    visible = set(rng.choice(4, size=int(rng.choice([0, 1, 2], p=[0.35, 0.4, 0.25])), replace=False).tolist())
+    zoom = rng.random() < 0.2
+    edges = []
+    for side in range(4):  # left, top, right, bottom: the distance of the page's side outside the frame's edge
+        span = cw if side in (0, 2) else ch
+        if side in visible:
+            edges.append(-rng.uniform(0.01, 0.08) * span)
+        else:
+            edges.append(rng.uniform(0.0, 0.6 if zoom else 0.2) * span)
+    left, top, right, bottom = -edges[0], -edges[1], cw + edges[2], ch + edges[3]
+    corners = np.array([(left, top), (right, top), (right, bottom), (left, bottom)], float)
+    centre = corners.mean(0)
+    angle = rng.normal(0, 0.03)
+    c, s = math.cos(angle), math.sin(angle)
+    corners = (corners - centre) @ np.array([[c, s], [-s, c]]) + centre
+    corners += rng.normal(0, 0.02, (4, 2)) * np.array([cw, ch])
+    return [tuple(map(float, p)) for p in corners]
+
+
+def spread(left, right, rng):
+    """A book's spread: two pages side by side at the height of the first, a shaded gutter between them."""
+    h = left.height
+    right = right.resize((max(1, round(right.width * h / right.height)), h), Image.BILINEAR)
+    if right.width > 1.6 * left.width or right.width < 0.6 * left.width:
+        right = right.resize((left.width, h), Image.BILINEAR)
+    page = Image.new("RGB", (left.width + right.width, h))
+    page.paste(left, (0, 0)); page.paste(right, (left.width, 0))
+    a = np.asarray(page, np.float32)
+    x = np.arange(page.width, dtype=np.float32) - left.width
+    width = rng.uniform(0.02, 0.08) * page.width
+    a = a * (1 - rng.uniform(0.2, 0.6) * np.exp(-(x / width) ** 2))[None, :, None]
+    return Image.fromarray(a.clip(0, 255).astype(np.uint8))
+
+
 def random_quad(rng, cw, ch, doc_aspect, partial):
     """Corners (tl, tr, br, bl) of a document of aspect `doc_aspect` under a random pose and perspective."""
     area = rng.uniform(0.08, 0.6) * cw * ch
@@ -423,7 +471,18 @@ def degraded(canvas, rng):
 def composite(pools, rng, long_side=480, sheets=None):
     """One composite: (RGB image, the target's corners tl, tr, br, bl in its pixels). The corners of every other
     sheet drawn are appended to `sheets` when it is given."""
-    aspect = ASPECTS[int(rng.integers(0, len(ASPECTS)))]
+    fills = pools.fills_frame and rng.random() < pools.fills_frame  # no draw without it: the same composites
+    if fills:  # the target first: the frame takes about its shape, as a page photographed to fill it
+        kind = pools.pages if pools.pages and rng.random() < 0.9 else pools.documents  # pages, some cards
+        target = chosen = kind[int(rng.integers(0, len(kind)))]
+        if rng.random() < 0.25:
+            target = spread(target, pools.pages[int(rng.integers(0, len(pools.pages)))] if pools.pages else target, rng)
+        if rng.random() < 0.5:
+            target = target.rotate(90 * int(rng.integers(1, 4)), expand=True)
+        aspect = (min(ASPECTS, key=lambda a: abs(math.log(a * target.height / target.width))) if rng.random() < 0.8
+                  else ASPECTS[int(rng.integers(0, len(ASPECTS)))])
+    else:
+        aspect = ASPECTS[int(rng.integers(0, len(ASPECTS)))]
     cw, ch = (long_side, round(long_side / aspect)) if aspect >= 1 else (round(long_side * aspect), long_side)
     canvas = None
     if pools.richer and rng.random() < 0.5:
@@ -442,12 +501,16 @@ def composite(pools, rng, long_side=480, sheets=None):
         desk_objects(canvas, rng)
     if pools.pale_edge and rng.random() < pools.pale_edge:
         pale_edge_surface(canvas, rng, pools)
-    target = chosen = pools.documents[int(rng.integers(0, len(pools.documents)))]
+    if not fills:
+        target = chosen = pools.documents[int(rng.integers(0, len(pools.documents)))]
     if pools.richer and rng.random() < 0.35:
         target = with_dark_figures(target, rng, pools.photos())
-    if rng.random() < 0.5:
+    if not fills and rng.random() < 0.5:
         target = target.rotate(90 * int(rng.integers(1, 4)), expand=True)
-    quad = random_quad(rng, cw, ch, target.width / target.height, partial=rng.random() < 0.1)
+    if fills:
+        quad = frame_filling_quad(rng, cw, ch)
+    else:
+        quad = random_quad(rng, cw, ch, target.width / target.height, partial=rng.random() < 0.1)
     # Other sheets, magazines and cards: around the target, some under it (drawn before it).
     for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3, 4]))):
         other = pools.documents[int(rng.integers(0, len(pools.documents)))]

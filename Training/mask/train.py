@@ -8,7 +8,7 @@ Sigmoid; opset 17) and checked against the JAX forward pass on held-out composit
 
 Usage: train.py --out DIR [--tiny] [--samples N] [--steps N] [--batch N] [--seed N] [--workers N]
                 [--cpu-minutes M] [--wall-minutes M] [--stop-file FILE] [--cache FILE.npz] [--data first|richer]
-                [--pale-edge SHARE] [--init PARAMS.npz]
+                [--pale-edge SHARE] [--fills-frame SHARE] [--init PARAMS.npz]
 """
 import argparse
 import json
@@ -119,21 +119,24 @@ def export_onnx(params, channels, size, path):
 
 
 def make_samples(args):
-    split, seed, count, size, long_side, limit, richer, pale_edge = args
+    split, seed, count, size, long_side, limit, richer, pale_edge, fills_frame = args
     pools = maskdata.Pools(split, limit=limit, richer=richer and split == "train",
-                           pale_edge=pale_edge if split == "train" else 0.0)
+                           pale_edge=pale_edge if split == "train" else 0.0,
+                           fills_frame=fills_frame if split == "train" else 0.0)
     return maskdata.batch(pools, np.random.default_rng(seed), count, size, long_side)
 
 
-def dataset(split, seed, count, size, workers, long_side=320, limit=None, richer=False, pale_edge=0.0):
+def dataset(split, seed, count, size, workers, long_side=320, limit=None, richer=False, pale_edge=0.0,
+            fills_frame=0.0):
     """`count` composites of `split`, made by `workers` processes (each its own seed); `richer`: the stop-42
-    training additions, `pale_edge`: stop 43's pale surfaces cut by the frame (maskdata.Pools), never for the
-    held-out split."""
+    training additions, `pale_edge`: stop 43's pale surfaces cut by the frame, `fills_frame`: stop 44's pages that
+    fill the frame (maskdata.Pools), never for the held-out split."""
     if workers <= 1 or count < 2 * workers:
-        return make_samples((split, seed, count, size, long_side, limit, richer, pale_edge))
+        return make_samples((split, seed, count, size, long_side, limit, richer, pale_edge, fills_frame))
     parts = [count // workers + (1 if i < count % workers else 0) for i in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = pool.map(make_samples, [(split, seed * 1000 + i, n, size, long_side, limit, richer, pale_edge)
+        results = pool.map(make_samples, [(split, seed * 1000 + i, n, size, long_side, limit, richer, pale_edge,
+                                           fills_frame)
                                                for i, n in enumerate(parts)])
     return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
 
@@ -162,6 +165,9 @@ def main():
     parser.add_argument("--pale-edge", type=float, default=0.0,
                         help="the share of training composites with a pale surface or sheet cut by the frame's edge "
                              "under everything (stop 43; default %(default)s)")
+    parser.add_argument("--fills-frame", type=float, default=0.0,
+                        help="the share of training composites whose target page fills the frame, 0-2 of its sides "
+                             "just inside the frame's edges (stop 44; default %(default)s)")
     parser.add_argument("--init", help="start from this params.npz (same channels) instead of random weights")
     args = parser.parse_args()
     if args.tiny:
@@ -182,7 +188,7 @@ def main():
         xs, ys, checks_x, checks_y = cached["xs"], cached["ys"], cached["checks_x"], cached["checks_y"]
     else:
         xs, ys = dataset("train", args.seed, args.samples, args.size, args.workers, limit=limit,
-                         richer=args.data == "richer", pale_edge=args.pale_edge)
+                         richer=args.data == "richer", pale_edge=args.pale_edge, fills_frame=args.fills_frame)
         checks_x, checks_y = dataset("heldout", args.seed + 1, 16 if args.tiny else 100, args.size, 1, limit=limit)
         if args.cache:
             np.savez(args.cache, xs=xs, ys=ys, checks_x=checks_x, checks_y=checks_y)
@@ -279,7 +285,8 @@ def main():
     print(f"train.py: ONNX vs JAX max |difference| {worst:.2e} over {min(len(checks_x), 32)} inputs: "
           f"{'ok' if ok else 'MISMATCH'}", flush=True)
     summary = {"channels": list(channels), "size": args.size, "samples": len(xs), "steps": steps_run,
-               "batch": args.batch, "lr": args.lr, "seed": args.seed, "data": args.data, "pale_edge": args.pale_edge, "init": args.init,
+               "batch": args.batch, "lr": args.lr, "seed": args.seed, "data": args.data, "pale_edge": args.pale_edge,
+               "fills_frame": args.fills_frame, "init": args.init,
                "data_seconds": made,
                "train_cpu_minutes": spent(train_cpu)[0], "train_wall_minutes": spent(train_cpu)[1], "heldout_pixel_iou": final_iou,
                "onnx_max_abs_difference": worst, "parameters": int(sum(w.size for w in numpy_params.values())),
