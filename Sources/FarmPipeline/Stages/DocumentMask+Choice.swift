@@ -79,27 +79,16 @@ extension DocumentMask {
                         edgeSides: fitted?.sides ?? 0)
     }
 
-    /// Which share of `quad` (photo pixels), drawn on the `side` × `side` grid of the squashed photo (a cell in when
-    /// its centre is), the set cells of `on` cover; 0 for a quadrilateral that covers no cell.
+    /// Which share of `quad` (photo pixels), drawn on the `side` × `side` grid of the squashed photo by the
+    /// detector's `quadMask` (a cell in when its centre is), the set cells of `on` cover; 0 for a quadrilateral that
+    /// covers no cell.
     static func share(of quad: Quad, filledBy on: [Bool], side: Int, width: Double, height: Double) -> Double {
-        let c = quad.corners.map { Point($0.x * Double(side) / width, $0.y * Double(side) / height) }
-        let turn = (c[1].x - c[0].x) * (c[2].y - c[1].y) - (c[1].y - c[0].y) * (c[2].x - c[1].x) >= 0 ? 1.0 : -1.0
-        let xs = c.map(\.x), ys = c.map(\.y)
-        let left = max(0, Int(xs.min()!.rounded(.down))), right = min(side - 1, Int(xs.max()!.rounded(.up)))
-        let top = max(0, Int(ys.min()!.rounded(.down))), bottom = min(side - 1, Int(ys.max()!.rounded(.up)))
-        guard left <= right, top <= bottom else { return 0 }
+        let squashed = Quad(quad.corners.map { Point($0.x * Double(side) / width, $0.y * Double(side) / height) })
+        let drawn = DocumentDetector.quadMask(squashed, width: side, height: side, factor: 1)
         var inside = 0, covered = 0
-        for y in top...bottom {
-            for x in left...right {
-                let p = Point(Double(x) + 0.5, Double(y) + 0.5)
-                let within = (0..<4).allSatisfy { i in
-                    let a = c[i], b = c[(i + 1) % 4]
-                    return turn * ((b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x)) >= 0
-                }
-                guard within else { continue }
-                inside += 1
-                if on[y * side + x] { covered += 1 }
-            }
+        for (index, value) in drawn.data.enumerated() where value != 0 {
+            inside += 1
+            if on[index] { covered += 1 }
         }
         return inside > 0 ? Double(covered) / Double(inside) : 0
     }
