@@ -55,7 +55,8 @@ struct PageImageKindsTests {
         let served = try Served(store: store, log: folder.file("serve.log"))
         func image(_ id: Int64?) throws -> (type: String, width: Int, height: Int, header: String?, data: [UInt8]) {
             let id = try #require(id)
-            let answer = try served.call("/api/pages/\(id)/image")
+            // A minute's wait: the third PDF page (69 MP, rendered down to 25 MP) takes 9 s alone, more under load.
+            let answer = try served.call("/api/pages/\(id)/image", wait: 60)
             try #require(answer.status == 200, "page \(id): \(answer.status) \(answer.body.prefix(300))")
             let size = try #require(browserImageSize(answer.data), "page \(id): not PNG or JPEG: \(answer.head)")
             #expect(answer.header("Content-Type") == "image/" + size.type, "page \(id): \(answer.head)")

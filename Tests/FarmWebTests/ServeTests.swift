@@ -69,12 +69,13 @@ final class Served: @unchecked Sendable {
         }
     }
 
-    func call(_ path: String, method: String = "GET", token: String? = nil, contentType: String? = nil, body: [UInt8] = []) throws -> Answer {
+    func call(_ path: String, method: String = "GET", token: String? = nil, contentType: String? = nil, body: [UInt8] = [],
+              wait: Int = 10) throws -> Answer {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         if method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        let fd = try HTTP.connect(port: port)
+        let fd = try HTTP.connect(port: port, wait: wait)
         defer { close(fd) }
         let request = Array((head + "\r\n").utf8) + body
         var sent = 0

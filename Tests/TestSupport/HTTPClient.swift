@@ -29,10 +29,10 @@ public enum HTTP {
     }
 
     /// A TCP connection to 127.0.0.1:`port`, from the loopback address `source` (any of 127.0.0.0/8) when given,
-    /// with a 10 s receive timeout.
-    public static func connect(port: Int, from source: String? = nil) throws -> Int32 {
+    /// with a receive timeout of `wait` seconds (10 unless a call is known to take long: a large page rendered).
+    public static func connect(port: Int, from source: String? = nil, wait: Int = 10) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: wait, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if let source {
             var local = sockaddr_in()

@@ -66,10 +66,12 @@ extension DocumentMask {
     /// The mask's evidence on the detector's outline `corners` (in `photo`'s pixels).
     func evidence(on corners: Quad, photo: NeuralImage) throws(ONNXRuntimeError) -> Evidence {
         let grid = try grid(of: photo)
-        let fitted = Self.outline(of: grid, width: photo.width, height: photo.height).map { Self.edgeFit($0, photo: photo) }
-        let outline = fitted.map { Quad(DocumentDetector.ordered($0.corners)) }
         let side = grid.size * Self.upsampling
-        let on = MaskRegion.upsampled(grid, to: side).map { $0 > Self.regionThreshold }
+        let values = MaskRegion.upsampled(grid, to: side)
+        let fitted = Self.outline(ofUpsampled: values, side: side, width: photo.width, height: photo.height)
+            .map { Self.edgeFit($0, photo: photo) }
+        let outline = fitted.map { Quad(DocumentDetector.ordered($0.corners)) }
+        let on = values.map { $0 > Self.regionThreshold }
         let width = Double(photo.width), height = Double(photo.height)
         func filled(_ quad: Quad) -> Double {
             Self.share(of: quad, filledBy: on, side: side, width: width, height: height)
@@ -144,20 +146,46 @@ extension DocumentMask {
 /// file it names otherwise. Without the runtime or the model, detection goes on as the detector alone finds, and the
 /// findings say why.
 public final class LazyDocumentMask {
+    /// What `OCRFARM_DOCUMENT_MASK` asks for: read here only.
+    enum Setting: Equatable {
+        /// Unset, empty or "off": the detector alone.
+        case off
+        /// "on": the model `Scripts/install-neural` installed.
+        case installed
+        /// Anything else: the model file at that path.
+        case file(String)
+
+        init(_ value: String?) {
+            switch value {
+            case nil, "", "off": self = .off
+            case "on": self = .installed
+            case let path?: self = .file(path)
+            }
+        }
+    }
+
+    private let model: Setting
     private let environment: [String: String]
     private var made: DocumentMask?
     private var failure: String?
     private var tried = false
 
-    /// A mask made on first use with `environment`'s `OCRFARM_DOCUMENT_MASK` and neural folders.
-    public init(environment: [String: String] = ProcessEnvironment.current) {
+    /// A mask made on first use as `environment`'s `OCRFARM_DOCUMENT_MASK` says (unset: the installed model; "off":
+    /// none, and the findings say so), found through `environment`'s neural folders.
+    public convenience init(environment: [String: String] = ProcessEnvironment.current) {
+        let value = environment[DocumentMask.environmentKey]
+        self.init(model: value == nil ? .installed : Setting(value), environment: environment)
+    }
+
+    private init(model: Setting, environment: [String: String]) {
+        self.model = model
         self.environment = environment
     }
 
     /// A mask when `OCRFARM_DOCUMENT_MASK` turns it on, else nil (unset, empty or "off": the detector alone).
     public static func ifEnabled(environment: [String: String] = ProcessEnvironment.current) -> LazyDocumentMask? {
-        let setting = environment[DocumentMask.environmentKey] ?? ""
-        return setting.isEmpty || setting == "off" ? nil : LazyDocumentMask(environment: environment)
+        let setting = Setting(environment[DocumentMask.environmentKey])
+        return setting == .off ? nil : LazyDocumentMask(model: setting, environment: environment)
     }
 
     /// Whether the model has been loaded (for tests and memory accounting).
@@ -174,13 +202,16 @@ public final class LazyDocumentMask {
     }
 
     private func load() throws(MaskUnavailable) -> DocumentMask {
-        let named = environment[DocumentMask.environmentKey] ?? "on"
-        if named == "off" { throw MaskUnavailable(reason: "\(DocumentMask.environmentKey)=off") }
+        if model == .off { throw MaskUnavailable(reason: "\(DocumentMask.environmentKey) is off") }
         let models: NeuralModels
         do throws(NeuralModelsError) { models = try NeuralModels.locate(environment: environment) } catch {
             throw MaskUnavailable(reason: "the neural runtime is not installed (\(error)); run Scripts/install-neural")
         }
-        let path = named == "on" || named.isEmpty ? models.documentMaskPath : named
+        let path: String
+        switch model {
+        case .file(let named): path = named
+        case .installed, .off: path = models.documentMaskPath  // .off: thrown above
+        }
         do throws(ONNXRuntimeError) { return try DocumentMask(models: models, modelPath: path) } catch {
             throw MaskUnavailable(reason: "\(path): \(error)")
         }

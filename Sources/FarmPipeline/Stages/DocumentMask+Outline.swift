@@ -31,7 +31,15 @@ extension DocumentMask {
     /// photo from its mask `grid`, or nil when the mask holds no region. With the photo itself, each side is moved
     /// to the photo's straight edge within `edgeReachCells` of it (`fittedToEdges(_:photo:)`).
     static func outline(of grid: Grid, width: Int, height: Int, photo: NeuralImage? = nil) -> [Point]? {
-        guard let region = MaskRegion.largest(in: grid, upsampling: upsampling, threshold: regionThreshold),
+        let side = grid.size * upsampling
+        return outline(ofUpsampled: MaskRegion.upsampled(grid, to: side), side: side, width: width, height: height,
+                       photo: photo)
+    }
+
+    /// `outline(of:width:height:photo:)` from the grid already upsampled to `side` × `side` (`MaskRegion.upsampled`).
+    static func outline(ofUpsampled values: [Float], side: Int, width: Int, height: Int,
+                        photo: NeuralImage? = nil) -> [Point]? {
+        guard let region = MaskRegion.largest(in: values, side: side, threshold: regionThreshold),
               region.count >= minimumRegion, let corners = maxAreaQuad(region.hull()) else { return nil }
         let quad = refined(corners, boundary: region.boundary())
         let sx = Double(width) / Double(region.side), sy = Double(height) / Double(region.side)
@@ -136,7 +144,11 @@ struct MaskRegion {
     /// `threshold`, or nil when no pixel is; the first in raster order of equally large ones.
     static func largest(in grid: DocumentMask.Grid, upsampling: Int, threshold: Float) -> MaskRegion? {
         let side = grid.size * upsampling
-        let values = upsampled(grid, to: side)
+        return largest(in: upsampled(grid, to: side), side: side, threshold: threshold)
+    }
+
+    /// The region of an upsampled grid (`side` × `side` values, row by row) above `threshold`, or nil.
+    static func largest(in values: [Float], side: Int, threshold: Float) -> MaskRegion? {
         var label = [Int32](repeating: 0, count: side * side)
         var best: (label: Int32, count: Int) = (0, 0), next: Int32 = 0
         var stack: [Int] = []
