@@ -81,7 +81,28 @@ struct DocumentMaskResizeTests {
             } else {
                 gray = small.planes[0].map { Float($0) }
             }
-            return (small.width, small.height, DocumentDetector.gaussianBlur(gray, width: small.width, height: small.height))
+            return (small.width, small.height, gaussianBlur(gray, width: small.width, height: small.height))
+        }
+
+        /// The detector's Gaussian blur (σ = 1) as it was written before the fast version.
+        static func gaussianBlur(_ input: [Float], width: Int, height: Int) -> [Float] {
+            let kernel: [Float] = [0.00443, 0.05400, 0.24203, 0.39905, 0.24203, 0.05400, 0.00443]
+            var temp = input, output = input
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for k in -3...3 { sum += kernel[k + 3] * input[y * width + min(max(x + k, 0), width - 1)] }
+                    temp[y * width + x] = sum
+                }
+            }
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for k in -3...3 { sum += kernel[k + 3] * temp[min(max(y + k, 0), height - 1) * width + x] }
+                    output[y * width + x] = sum
+                }
+            }
+            return output
         }
     }
 
@@ -138,6 +159,17 @@ struct DocumentMaskResizeTests {
         }
     }
 
+    @Test("the Gaussian blur of random values, images 1 to 403 px across, tiny and thin included: the reference's floats, bit for bit")
+    func blurRandom() {
+        var generator = SplitMix(state: 46)
+        for (width, height) in [(1, 1), (1, 9), (9, 1), (2, 5), (6, 6), (7, 7), (8, 3), (13, 17), (403, 211)] {
+            let values = (0..<(width * height)).map { _ in Float.random(in: -10...300, using: &generator) }
+            let fast = DocumentDetector.gaussianBlur(values, width: width, height: height)
+            let plain = Reference.gaussianBlur(values, width: width, height: height)
+            #expect(fast.map(\.bitPattern) == plain.map(\.bitPattern), "\(width) × \(height)")
+        }
+    }
+
     /// Seconds of `body`'s best of `runs` runs.
     static func best<T>(_ runs: Int, _ body: () throws -> T) rethrows -> (T, Double) {
         var result: T? = nil
@@ -164,6 +196,7 @@ struct DocumentMaskResizeTests {
         #expect(edges.width == 1024 && edges.height == 576 && plainEdges.width == 1024 && plainEdges.height == 576)
         #expect(edges.values.map(\.bitPattern) == plainEdges.values.map(\.bitPattern))
         let (_, blur) = Self.best(3) { DocumentDetector.gaussianBlur(plainEdges.values, width: 1024, height: 576) }
+        let (_, plainBlur) = Self.best(3) { Reference.gaussianBlur(plainEdges.values, width: 1024, height: 576) }
         // The mask's whole path on this photo: the model's grid (squash included) and the outline with the edge fit.
         let mask = try DocumentMaskTests.mask()
         let (grid, model) = try Self.best(3) { try mask.grid(of: photo) }
@@ -172,9 +205,9 @@ struct DocumentMaskResizeTests {
         }
         #expect(outline?.count == 4)
         print(String(format: "DocumentMaskResize: NeuralImage(pix) %.1f ms; squashed to 128 %.1f ms (reference %.1f ms); "
-                     + "EdgeImage %.1f ms (reference %.1f ms), of which gaussianBlur %.1f ms; "
+                     + "EdgeImage %.1f ms (reference %.1f ms), of which gaussianBlur %.1f ms (reference %.1f ms); "
                      + "grid(of:) %.1f ms; outline with edge fit %.1f ms",
                      convert * 1000, squash * 1000, plainSquash * 1000, edge * 1000, plainEdge * 1000, blur * 1000,
-                     model * 1000, outlining * 1000))
+                     plainBlur * 1000, model * 1000, outlining * 1000))
     }
 }

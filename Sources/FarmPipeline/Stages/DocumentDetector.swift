@@ -191,26 +191,53 @@ public enum DocumentDetector {
         }
     }
 
-    /// A separable Gaussian blur with σ = 1.
+    /// A separable Gaussian blur with σ = 1, the image's edge pixels repeated beyond it: rows, then columns, each
+    /// sum taken in the kernel's order (`blurTaps`), so every result is the same float however the loops run.
     static func gaussianBlur(_ input: [Float], width: Int, height: Int) -> [Float] {
-        let kernel: [Float] = [0.00443, 0.05400, 0.24203, 0.39905, 0.24203, 0.05400, 0.00443]
-        var temp = input, output = input
-        for y in 0..<height {
-            for x in 0..<width {
-                var sum: Float = 0
-                for k in -3...3 { sum += kernel[k + 3] * input[y * width + min(max(x + k, 0), width - 1)] }
-                temp[y * width + x] = sum
+        precondition(input.count == width * height, "a \(width) × \(height) image of \(input.count) values")
+        var temp = [Float](repeating: 0, count: input.count), output = temp
+        let t = blurTaps
+        let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6]
+        input.withUnsafeBufferPointer { source in
+            temp.withUnsafeMutableBufferPointer { out in
+                for y in 0..<height {
+                    let row = y * width
+                    for x in 0..<width {
+                        var sum: Float = 0
+                        if x >= 3 && x + 3 < width {
+                            let p = row + x
+                            sum += t0 * source[p - 3]; sum += t1 * source[p - 2]; sum += t2 * source[p - 1]
+                            sum += t3 * source[p]
+                            sum += t4 * source[p + 1]; sum += t5 * source[p + 2]; sum += t6 * source[p + 3]
+                        } else {
+                            for k in -3...3 { sum += t[k + 3] * source[row + min(max(x + k, 0), width - 1)] }
+                        }
+                        out[row + x] = sum
+                    }
+                }
             }
         }
-        for y in 0..<height {
-            for x in 0..<width {
-                var sum: Float = 0
-                for k in -3...3 { sum += kernel[k + 3] * temp[min(max(y + k, 0), height - 1) * width + x] }
-                output[y * width + x] = sum
+        temp.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { out in
+                func row(_ y: Int) -> Int { min(max(y, 0), height - 1) * width }
+                for y in 0..<height {
+                    let r0 = row(y - 3), r1 = row(y - 2), r2 = row(y - 1), r3 = row(y)
+                    let r4 = row(y + 1), r5 = row(y + 2), r6 = row(y + 3)
+                    for x in 0..<width {
+                        var sum: Float = 0
+                        sum += t0 * source[r0 + x]; sum += t1 * source[r1 + x]; sum += t2 * source[r2 + x]
+                        sum += t3 * source[r3 + x]
+                        sum += t4 * source[r4 + x]; sum += t5 * source[r5 + x]; sum += t6 * source[r6 + x]
+                        out[r3 + x] = sum
+                    }
+                }
             }
         }
         return output
     }
+
+    /// The blur's kernel, k = -3...3.
+    static let blurTaps: [Float] = [0.00443, 0.05400, 0.24203, 0.39905, 0.24203, 0.05400, 0.00443]
 
     // MARK: Lines
 
