@@ -189,7 +189,8 @@ struct DocumentMaskOutlineTests {
           arguments: [20.0, 30.0])
     func subsampledHull(radius: Double) throws {
         let grid = Self.roundedCard(radius: radius)
-        let region = try #require(MaskRegion.largest(in: grid, upsampling: 4, threshold: 0.5))
+        let side = grid.size * DocumentMask.upsampling
+        let region = try #require(MaskRegion.largest(in: MaskRegion.upsampled(grid, to: side), side: side, threshold: 0.5))
         #expect(region.hull().count > DocumentMask.hullVertices)
         let ours = try #require(DocumentMask.outline(of: grid, width: 1024, height: 1024))
         let reference = try Self.referenceFromEachStart(grid)
@@ -298,7 +299,8 @@ struct DocumentMaskOutlineTests {
     func hullAndQuad() throws {
         let octagon = (0..<8).map { k in Point(64 + 40 * cos(Double(k) * .pi / 4), 64 + 40 * sin(Double(k) * .pi / 4)) }
         let grid = Self.drawn { DocumentMaskTests.convex(octagon, contains: $0) }
-        let region = try #require(MaskRegion.largest(in: grid, upsampling: 4, threshold: 0.5))
+        let side = grid.size * DocumentMask.upsampling
+        let region = try #require(MaskRegion.largest(in: MaskRegion.upsampled(grid, to: side), side: side, threshold: 0.5))
         let hull = region.hull()
         #expect(hull.count >= 8)
         for i in hull.indices {

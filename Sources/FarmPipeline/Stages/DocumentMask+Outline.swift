@@ -140,14 +140,8 @@ struct MaskRegion {
     let inside: [Bool]
     let count: Int
 
-    /// The region of `grid` upsampled `upsampling` times (Pillow's BILINEAR on its 32-bit float image) above
-    /// `threshold`, or nil when no pixel is; the first in raster order of equally large ones.
-    static func largest(in grid: DocumentMask.Grid, upsampling: Int, threshold: Float) -> MaskRegion? {
-        let side = grid.size * upsampling
-        return largest(in: upsampled(grid, to: side), side: side, threshold: threshold)
-    }
-
-    /// The region of an upsampled grid (`side` × `side` values, row by row) above `threshold`, or nil.
+    /// The region of a grid upsampled to `side` × `side` values (`upsampled(_:to:)`, row by row) above `threshold`,
+    /// or nil when no pixel is; the first in raster order of equally large ones.
     static func largest(in values: [Float], side: Int, threshold: Float) -> MaskRegion? {
         var label = [Int32](repeating: 0, count: side * side)
         var best: (label: Int32, count: Int) = (0, 0), next: Int32 = 0
