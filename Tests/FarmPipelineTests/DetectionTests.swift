@@ -197,10 +197,31 @@ struct DetectionTests {
         let chosen = DocumentDetector.enclosing(band, among: [band, card], planes: planes,
                                                 minimumConfidence: RectifyStage.minimumConfidence)
         #expect(chosen.corners == card.corners)
+        // The card's sides run on past the band along the card's own edges.
+        #expect(try #require(DocumentDetector.extensionSupport(card, band)) > 0.9)
         // An enclosing outline below the confidence threshold is not trusted.
         let unsure = try rectangle(200, 150, 600, 450, on: image, confidence: 0.3)
         #expect(DocumentDetector.enclosing(band, among: [band, unsure], planes: planes,
                                            minimumConfidence: RectifyStage.minimumConfidence).corners == band.corners)
+    }
+
+    @Test("a page on a larger white sheet keeps its outline against one carried on across the sheet")
+    func pageOnASheetKeepsItsOutline() throws {
+        // A white sheet on a dark desk, and on it a whiter page with print whose lower part runs off the sheet.
+        // The larger outline takes the sheet's left and top sides and carries the page's right and bottom sides
+        // on past the page's corners: up across the sheet's paper and left across the desk, where no edge is.
+        let image = try painted([(0, 0, 800, 600, 60), (100, 100, 700, 450, 215), (300, 200, 600, 550, 240)],
+                                print: [(300, 200, 600, 550)])
+        let planes = try image.colorPixels()
+        let page = try rectangle(300, 200, 600, 550, on: image, confidence: 0.8)
+        let merged = try rectangle(100, 100, 600, 550, on: image, confidence: 0.8)
+        // What lies between them is mostly the sheet's paper: by material alone the page would be a part.
+        #expect(DocumentDetector.isPart(page, of: merged, planes: planes))
+        let runOn = try #require(DocumentDetector.extensionSupport(merged, page))
+        #expect(runOn < DocumentDetector.minimumSideSupport)
+        let chosen = DocumentDetector.enclosing(page, among: [page, merged], planes: planes,
+                                                minimumConfidence: RectifyStage.minimumConfidence)
+        #expect(chosen.corners == page.corners)
     }
 
     @Test("a card on a dark mat that shares its bottom side keeps its own outline")

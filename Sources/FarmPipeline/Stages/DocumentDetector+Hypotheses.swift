@@ -241,9 +241,10 @@ extension DocumentDetector {
 
     /// The enclosing hypothesis that the chosen one is only a part of, if any: a band or a box printed on a
     /// document, chosen over the document for its sharp print. The document contains it, shares a side with it
-    /// (the band runs to the card's edge), is itself outlined well enough to be trusted, and the part of it
-    /// around the chosen one is of the chosen one's material (the card's paper) rather than of what lies around
-    /// the document. The largest such document wins, and the rule is applied again to it.
+    /// (the band runs to the card's edge), is itself outlined well enough to be trusted, has edges all along
+    /// where its sides run on past the chosen one's (`extensionSupport`), and the part of it around the chosen
+    /// one is of the chosen one's material (the card's paper) rather than of what lies around the document. The
+    /// largest such document wins, and the rule is applied again to it.
     static func enclosing(_ chosen: Candidate, among hypotheses: [Candidate], planes: ColorPixels,
                           minimumConfidence: Double) -> Candidate
     {
@@ -253,11 +254,39 @@ extension DocumentDetector {
             let outers = hypotheses.filter { outer in
                 outer.confidence >= minimumConfidence && Quad(outer.corners).area >= 1.2 * area
                     && contains(outer, current) && sharesSide(outer, current)
+                    && (extensionSupport(outer, current) ?? 1) >= minimumSideSupport
             }.sorted { Quad($0.corners).area > Quad($1.corners).area }
             guard let outer = outers.first(where: { isPart(current, of: $0, planes: planes) }) else { break }
             current = outer
         }
         return current
+    }
+
+    /// Where `outer`'s sides run on along `inner`'s sides, beyond `inner`'s corners: the least edge support of
+    /// those runs (nil when no side runs on by 8 samples or more). A card's side runs on past the band printed
+    /// across it along the card's own edge; a page lying on another sheet can make a larger outline with three
+    /// sides of that sheet and one of its own carried on across the sheet, where no edge is (a white page on a
+    /// white sheet, the sheet's paper of the page's material).
+    static func extensionSupport(_ outer: Candidate, _ inner: Candidate, tolerance: Double = 4) -> Double? {
+        var least: Double?
+        for k in 0..<4 where !outer.sides[k].isBorder {
+            let side = outer.sides[k]
+            func along(_ t: Double) -> Point { side.normal * side.rho + side.direction * t }
+            let ends = [side.parameter(outer.corners[(k + 3) % 4]), side.parameter(outer.corners[k])].sorted()
+            for j in 0..<4 {
+                let a = inner.corners[(j + 3) % 4], b = inner.corners[j], normal = inner.sides[j].normal
+                guard abs(side.normal.x * normal.x + side.normal.y * normal.y) > 0.98,
+                      [a, b].allSatisfy({ abs(side.normal.x * $0.x + side.normal.y * $0.y - side.rho) <= tolerance })
+                else { continue }
+                let own = [side.parameter(a), side.parameter(b)].sorted()
+                for (from, to) in [(ends[0], own[0]), (own[1], ends[1])] where to - from >= 8 {
+                    let (supported, visible) = side.counts(from: along(from), to: along(to))
+                    guard visible >= 8 else { continue }
+                    least = min(least ?? 1, Double(supported) / Double(visible))
+                }
+            }
+        }
+        return least
     }
 
     /// Whether what lies between `inner` and `outer` is of `inner`'s material: its mean color lies within the
