@@ -7,7 +7,9 @@ pool (other backgrounds and other documents than training's). `--sets design` me
 training pool (seed 4141, without the stop-42 additions) and training-pool composites that all have a pale surface or
 sheet cut by the frame's edge (seed 4343, `maskdata.pale_edge_surface`). IoU as Scripts/bench/real computes it (both quads
 clipped to the frame). Time: decode excluded; resize to the input, one ONNX Runtime thread, outline (with its
-edge fit unless --no-edges).
+edge fit unless --no-edges). Beside the IoU, the mask itself on the model's grid against the true quadrilateral:
+what it marks outside the document and what of the document it misses, each as a share of the document's area
+(desk marked around a card, a page cropped).
 
 Usage: evaluate.py MODEL.onnx [--composites N] [--seed N] [--json OUT] [--baseline OCRFARM] [--no-edges]
                    [--sets check|design] [--regions largest|evidence]
@@ -45,22 +47,34 @@ class Model:
         self.size = self.session.get_inputs()[0].shape[2]
 
     def corners(self, image):
+        """The outline from the mask, and the mask's probabilities on the model's grid."""
         x = maskdata.input_array(image, self.size)[None]
         prob = self.session.run(["mask"], {"image": x})[0][0, 0]
         quad = outline.quad_from_mask(prob, image.width, image.height, image if self.edges else None,
                                      self.evidence)
-        return None if quad is None else [tuple(map(float, p)) for p in quad]
+        return (None if quad is None else [tuple(map(float, p)) for p in quad]), prob
+
+
+def marking(prob, truth, width, height):
+    """The mask (probability > 0.5) against the true quadrilateral on the same grid: the share of the document's
+    area marked outside it, and the share of the document not marked."""
+    inside = maskdata.mask_array(truth, width, height, prob.shape[0]) > 0.5
+    marked = prob > 0.5
+    area = max(1, int(inside.sum()))
+    return float((marked & ~inside).sum()) / area, float((inside & ~marked).sum()) / area
 
 
 def measure(model, items):
-    """items: (name, PIL image, true corners). Rows of name, IoU, seconds."""
+    """items: (name, PIL image, true corners). Rows of name, IoU, seconds, the mask's overmark and undermark."""
     rows = []
     for name, image, truth in items:
         started = time.process_time()
-        found = model.corners(image)
+        found, prob = model.corners(image)
         seconds = time.process_time() - started
         iou = 0.0 if found is None else benchlib.quad_iou_in_frame(truth, found, image.width, image.height)
-        rows.append({"name": name, "iou": iou, "seconds": seconds, "found": found})
+        over, under = marking(prob, truth, image.width, image.height)
+        rows.append({"name": name, "iou": iou, "seconds": seconds, "found": found, "overmark": over,
+                     "undermark": under})
     return rows
 
 
@@ -80,7 +94,7 @@ def baseline_rows(binary, items, folder):
             print(f"evaluate.py: {name}: inspect gave no corners (exit {result.returncode}: "
                   f"{result.stderr.strip()[:200]})", flush=True)
             iou = 0.0
-        rows.append({"name": name, "iou": iou, "seconds": 0.0, "found": None})
+        rows.append({"name": name, "iou": iou, "seconds": 0.0, "found": None, "overmark": None, "undermark": None})
     return rows
 
 
@@ -106,14 +120,20 @@ def composite_items(count, seed, pools=None):
 def report(name, rows):
     ious = [r["iou"] for r in rows]
     worst = sorted(rows, key=lambda r: r["iou"])[:3]
+    overs = [r["overmark"] for r in rows if r["overmark"] is not None]
+    unders = [r["undermark"] for r in rows if r["undermark"] is not None]
+    marks = (f"; mask outside the document {100 * statistics.mean(overs):.1f}% of its area, document missed "
+             f"{100 * statistics.mean(unders):.1f}%") if overs else ""
     print(f"{name}: {len(rows)} photos, IoU mean {statistics.mean(ious):.4f}, median {statistics.median(ious):.4f}, "
-          f"min {min(ious):.4f}; below 0.85: {sum(i < 0.85 for i in ious)}; median CPU "
+          f"min {min(ious):.4f}; below 0.85: {sum(i < 0.85 for i in ious)}{marks}; median CPU "
           f"{1000 * statistics.median(r['seconds'] for r in rows):.0f} ms; worst: "
           + ", ".join(f"{r['name']} {r['iou']:.3f}" for r in worst), flush=True)
     return {"photos": len(rows), "mean": statistics.mean(ious), "median": statistics.median(ious), "min": min(ious),
             "below_0.85": sum(i < 0.85 for i in ious),
+            "overmark": statistics.mean(overs) if overs else None,
+            "undermark": statistics.mean(unders) if unders else None,
             "median_ms": 1000 * statistics.median(r["seconds"] for r in rows),
-            "rows": [{k: r[k] for k in ("name", "iou")} for r in rows]}
+            "rows": [{k: r[k] for k in ("name", "iou", "overmark", "undermark")} for r in rows]}
 
 
 def main():
