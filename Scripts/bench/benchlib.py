@@ -143,6 +143,18 @@ def quad_iou_in_frame(truth, found, width, height):
     return inter / union if union > 0 else 0.0
 
 
+def quad_kept_in_frame(truth, found, width, height):
+    """The share of the truth's quadrilateral, clipped to the image rectangle, that `found` holds: 1 when the found
+    outline keeps all of the document (however much desk it takes with it), less where a crop would cut it."""
+    frame = [(0.0, 0.0), (float(width), 0.0), (float(width), float(height)), (0.0, float(height))]
+    a = clipped_polygon(truth, frame)
+    b = clipped_polygon(found, frame)
+    if not a or not b:
+        return 0.0
+    area = polygon_area(a)
+    return polygon_area(clipped_polygon(a, b)) / area if area > 0 else 0.0
+
+
 def ranks(values):
     """1-based ranks, ties sharing their mean rank."""
     order = sorted(range(len(values)), key=lambda i: values[i])

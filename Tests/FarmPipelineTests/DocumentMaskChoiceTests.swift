@@ -131,7 +131,8 @@ struct DocumentMaskChoiceTests {
                               imageWidth: 800, imageHeight: 400)
         }
         let frame = Quad(width: 800, height: 400)
-        let evidence = DocumentMask.Evidence(outline: card, detectorFilled: 0.25, maskFilled: 0.95, quadsIoU: 0.25)
+        let evidence = DocumentMask.Evidence(outline: card, detectorFilled: 0.25, maskFilled: 0.95, quadsIoU: 0.25,
+                                             edgeSides: 3)
         // Unsure detector keeping the frame, mask fills a quarter of it: the mask's card.
         let unsure = DocumentMask.combined(detection(frame, confidence: 0.3, fullFrame: true), evidence)
         #expect(!unsure.isFullFrame && unsure.corners == card && unsure.confidence >= 0.5, "\(unsure.json)")
@@ -140,13 +141,45 @@ struct DocumentMaskChoiceTests {
         let sure = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), evidence)
         #expect(sure.corners == sureQuad && !sure.isFullFrame)
         // The mask filling the detector's frame: the frame stays.
-        let full = DocumentMask.Evidence(outline: card, detectorFilled: 0.9, maskFilled: 0.95, quadsIoU: 0.25)
+        let full = DocumentMask.Evidence(outline: card, detectorFilled: 0.9, maskFilled: 0.95, quadsIoU: 0.25,
+                                         edgeSides: 3)
         #expect(DocumentMask.combined(detection(frame, confidence: 0.3, fullFrame: true), full).isFullFrame)
         // A mask outline the mask does not fill, no agreement: too weak, the frame is kept with it as candidate.
         // (The fitted model trusts the mask's outline little beyond what the mask fills: at 0.1 filled it is 0.53.)
-        let weak = DocumentMask.Evidence(outline: card, detectorFilled: 0.2, maskFilled: 0, quadsIoU: 0)
+        let weak = DocumentMask.Evidence(outline: card, detectorFilled: 0.2, maskFilled: 0, quadsIoU: 0, edgeSides: 3)
         let kept = DocumentMask.combined(detection(frame, confidence: 0.3, fullFrame: true), weak)
         #expect(kept.isFullFrame && kept.confidence < 0.5 && kept.candidate == card, "\(kept.json)")
+        // The mask's card as before, but none of its sides on an edge the photo shows: the frame stays (decision 0100).
+        var unseen = evidence
+        unseen.edgeSides = 0
+        #expect(!DocumentMask.takesMask(detection(frame, confidence: 0.3, fullFrame: true), unseen))
+        let guessed = DocumentMask.combined(detection(frame, confidence: 0.3, fullFrame: true), unseen)
+        #expect(guessed.isFullFrame && guessed.confidence < 0.5, "\(guessed.json)")
+    }
+
+    /// Decision 0100's photos: a page of card that fills the frame, a typed title on it with no paper edge in sight
+    /// (DIBCO 2011 PR7, which the mask outlined as its last three lines), and a midv500 card held in a hand by a bag
+    /// (31_08, outlined as the hand at IoU 0.55, confidently). Neither outline has a side on an edge of the photo.
+    @Test("a mask outline with no side on an edge of the photo is not taken: DIBCO PR7 stays whole, midv500 31_08 is no confident miss",
+          arguments: ["ocrd/PR7.png", "midv500/midv500_31_08.jpg"])
+    func outlineWithoutEdges(path: String) throws {
+        let image = try Pix(contentsOfFile: Fixtures.path(path))
+        let (found, findings) = try Self.segment(image, mask: LazyDocumentMask())
+        let evidence = try #require(findings["document_mask"], "\(findings)")
+        #expect(evidence["edge_sides"]?.intValue == 0, "\(evidence)")
+        #expect(evidence["chosen"]?.stringValue == "detector", "\(evidence)")
+        if path.hasPrefix("ocrd/") {
+            #expect(found.isFullFrame && found.corners == Quad(width: Double(image.width), height: Double(image.height)))
+        } else {
+            let name = String(path.split(separator: "/").last!.dropLast(4))
+            let json = try JSON.parse(try Fixtures.read("midv500/\(name).json"))
+            let truth = Quad(try #require(json["corners"]?.arrayValue).map { pair in
+                Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
+            })
+            let iou = found.corners.iou(with: truth, inFrameWidth: Double(image.width), height: Double(image.height))
+            #expect(iou >= 0.85 || found.confidence < RectifyStage.minimumConfidence,
+                    "IoU \(iou) at confidence \(found.confidence): \(findings)")
+        }
     }
 
     @Test("the mask's share of a quadrilateral counts the cells whose centres lie inside it, in the squashed photo's grid")

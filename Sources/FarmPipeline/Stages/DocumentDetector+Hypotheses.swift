@@ -231,12 +231,18 @@ extension DocumentDetector {
     /// (a band across a card shares the card's edge, or the frame's).
     static func sharesSide(_ outer: Candidate, _ inner: Candidate, tolerance: Double = 4) -> Bool {
         (0..<4).contains { k in
-            let a = inner.corners[(k + 3) % 4], b = inner.corners[k], n = inner.sides[k].normal
-            return outer.sides.contains { side in
-                abs(side.normal.x * n.x + side.normal.y * n.y) > 0.98
-                    && [a, b].allSatisfy { abs(side.normal.x * $0.x + side.normal.y * $0.y - side.rho) <= tolerance }
-            }
+            outer.sides.contains { lies(inner, side: k, on: $0, tolerance: tolerance) }
         }
+    }
+
+    /// Whether `candidate`'s side `k` lies on the line of `side`: parallel to it (normals within about 11°) and
+    /// both its ends within `tolerance` pixels of it.
+    static func lies(_ candidate: Candidate, side k: Int, on side: Side, tolerance: Double) -> Bool {
+        let n = candidate.sides[k].normal
+        return abs(side.normal.x * n.x + side.normal.y * n.y) > 0.98
+            && [candidate.corners[(k + 3) % 4], candidate.corners[k]].allSatisfy {
+                abs(side.normal.x * $0.x + side.normal.y * $0.y - side.rho) <= tolerance
+            }
     }
 
     /// The enclosing hypothesis that the chosen one is only a part of, if any: a band or a box printed on a
@@ -273,12 +279,8 @@ extension DocumentDetector {
             let side = outer.sides[k]
             func along(_ t: Double) -> Point { side.normal * side.rho + side.direction * t }
             let ends = [side.parameter(outer.corners[(k + 3) % 4]), side.parameter(outer.corners[k])].sorted()
-            for j in 0..<4 {
-                let a = inner.corners[(j + 3) % 4], b = inner.corners[j], normal = inner.sides[j].normal
-                guard abs(side.normal.x * normal.x + side.normal.y * normal.y) > 0.98,
-                      [a, b].allSatisfy({ abs(side.normal.x * $0.x + side.normal.y * $0.y - side.rho) <= tolerance })
-                else { continue }
-                let own = [side.parameter(a), side.parameter(b)].sorted()
+            for j in 0..<4 where lies(inner, side: j, on: side, tolerance: tolerance) {
+                let own = [side.parameter(inner.corners[(j + 3) % 4]), side.parameter(inner.corners[j])].sorted()
                 for (from, to) in [(ends[0], own[0]), (own[1], ends[1])] where to - from >= 8 {
                     let (supported, visible) = side.counts(from: along(from), to: along(to))
                     guard visible >= 8 else { continue }

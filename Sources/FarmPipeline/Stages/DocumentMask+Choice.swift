@@ -8,9 +8,9 @@ import Glibc
 
 /// Today's detector and the learned mask together (issue 39; Training/mask/combine.py, decision 0093 stop 41, its
 /// confidence refitted on the clear composites of decision 0096). The mask's outline replaces the detector's only
-/// where the detector is unsure of its own (below RectifyStage's threshold: the page would go uncropped) and the mask
+/// where the detector is unsure of its own (below RectifyStage's threshold: the page would go uncropped), the mask
 /// does not fill its quadrilateral (that quadrilateral is mostly desk or another sheet: the whole frame, a sheet
-/// under the target). Either way the confidence is a logistic model over the chosen outline's evidence: which
+/// under the target) and the photo shows an edge under at least one side of the mask's (decision 0100). Either way the confidence is a logistic model over the chosen outline's evidence: which
 /// outline it is, the detector's own confidence (its outline only), how far both outlines agree, how much of the
 /// chosen one the mask fills.
 extension DocumentMask {
@@ -95,9 +95,12 @@ extension DocumentMask {
         return inside > 0 ? Double(covered) / Double(inside) : 0
     }
 
-    /// Whether the mask's outline replaces the detector's: the detector unsure, the mask not filling its quadrilateral.
+    /// Whether the mask's outline replaces the detector's: the detector unsure, the mask not filling its
+    /// quadrilateral, and at least one side of the mask's outline on a straight edge of the photo (decision 0100).
+    /// An outline none of whose sides the photo shows as an edge is the mask's guess alone: a block of type on a
+    /// page of card that fills the frame, the hand holding a card.
     static func takesMask(_ detection: DocumentDetection, _ evidence: Evidence) -> Bool {
-        evidence.outline != nil && detection.confidence < RectifyStage.minimumConfidence
+        evidence.outline != nil && evidence.edgeSides > 0 && detection.confidence < RectifyStage.minimumConfidence
             && evidence.detectorFilled < detectorFilled
     }
 
