@@ -131,11 +131,15 @@ def clipped_polygon(subject, clipper):
     return output
 
 
+def in_frame(truth, found, width, height):
+    """Both convex quadrilaterals clipped to the image rectangle (truth may leave the frame)."""
+    frame = [(0.0, 0.0), (float(width), 0.0), (float(width), float(height)), (0.0, float(height))]
+    return clipped_polygon(truth, frame), clipped_polygon(found, frame)
+
+
 def quad_iou_in_frame(truth, found, width, height):
     """IoU of two convex quadrilaterals after both are clipped to the image rectangle (truth may leave the frame)."""
-    frame = [(0.0, 0.0), (float(width), 0.0), (float(width), float(height)), (0.0, float(height))]
-    a = clipped_polygon(truth, frame)
-    b = clipped_polygon(found, frame)
+    a, b = in_frame(truth, found, width, height)
     if not a or not b:
         return 0.0
     inter = polygon_area(clipped_polygon(a, b))
@@ -146,9 +150,7 @@ def quad_iou_in_frame(truth, found, width, height):
 def quad_kept_in_frame(truth, found, width, height):
     """The share of the truth's quadrilateral, clipped to the image rectangle, that `found` holds: 1 when the found
     outline keeps all of the document (however much desk it takes with it), less where a crop would cut it."""
-    frame = [(0.0, 0.0), (float(width), 0.0), (float(width), float(height)), (0.0, float(height))]
-    a = clipped_polygon(truth, frame)
-    b = clipped_polygon(found, frame)
+    a, b = in_frame(truth, found, width, height)
     if not a or not b:
         return 0.0
     area = polygon_area(a)

@@ -14,8 +14,9 @@ struct DocumentMaskChoiceTests {
     /// page on a carpet with two pens.
     static let photos = ["heldout-3939-002", "heldout-3939-046", "train-4141-097"]
 
-    static func truth(_ name: String) throws -> Quad {
-        let json = try JSON.parse(try Fixtures.read("cluttered/\(name).json"))
+    /// The true corners in a fixture's `.json` (`cluttered/NAME.json`, `midv500/NAME.json`).
+    static func truth(_ file: String) throws -> Quad {
+        let json = try JSON.parse(try Fixtures.read(file))
         return Quad(try #require(json["corners"]?.arrayValue).map { pair in
             Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
         })
@@ -32,7 +33,7 @@ struct DocumentMaskChoiceTests {
           arguments: photos)
     func busyDesk(name: String) throws {
         let image = try Pix(contentsOfFile: Fixtures.path("cluttered/\(name).jpg"))
-        let truth = try Self.truth(name)
+        let truth = try Self.truth("cluttered/\(name).json")
         let width = Double(image.width), height = Double(image.height)
         let (alone, _) = try Self.segment(image, mask: nil)
         let aloneIoU = alone.corners.iou(with: truth, inFrameWidth: width, height: height)
@@ -171,11 +172,7 @@ struct DocumentMaskChoiceTests {
         if path.hasPrefix("ocrd/") {
             #expect(found.isFullFrame && found.corners == Quad(width: Double(image.width), height: Double(image.height)))
         } else {
-            let name = String(path.split(separator: "/").last!.dropLast(4))
-            let json = try JSON.parse(try Fixtures.read("midv500/\(name).json"))
-            let truth = Quad(try #require(json["corners"]?.arrayValue).map { pair in
-                Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
-            })
+            let truth = try Self.truth(String(path.dropLast(4)) + ".json")
             let iou = found.corners.iou(with: truth, inFrameWidth: Double(image.width), height: Double(image.height))
             #expect(iou >= 0.85 || found.confidence < RectifyStage.minimumConfidence,
                     "IoU \(iou) at confidence \(found.confidence): \(findings)")

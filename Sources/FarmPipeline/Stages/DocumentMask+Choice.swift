@@ -10,9 +10,9 @@ import Glibc
 /// confidence refitted on the clear composites of decision 0096). The mask's outline replaces the detector's only
 /// where the detector is unsure of its own (below RectifyStage's threshold: the page would go uncropped), the mask
 /// does not fill its quadrilateral (that quadrilateral is mostly desk or another sheet: the whole frame, a sheet
-/// under the target) and the photo shows an edge under at least one side of the mask's (decision 0100). Either way the confidence is a logistic model over the chosen outline's evidence: which
-/// outline it is, the detector's own confidence (its outline only), how far both outlines agree, how much of the
-/// chosen one the mask fills.
+/// under the target) and the photo shows an edge under at least one side of the mask's (decision 0100). Either way
+/// the confidence is a logistic model over the chosen outline's evidence: which outline it is, the detector's own
+/// confidence (its outline only), how far both outlines agree, how much of the chosen one the mask fills.
 extension DocumentMask {
     /// The photos the mask knows: colour (it saw nothing else; a gray or bilevel image is a scan, or a copy of
     /// one), trained on composites 480–1280 px on the long side and checked on real frames of 1920: at least this
