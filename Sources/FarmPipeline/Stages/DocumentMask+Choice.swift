@@ -26,6 +26,10 @@ extension DocumentMask {
 
     /// The share of the detector's quadrilateral the mask must fill for that quadrilateral to stand.
     static let detectorFilled = 0.7
+    /// How many of the mask outline's four sides must lie on a straight edge of the photo, or along its border, for
+    /// it to be taken (decisions 0100 and 0101): most of the outline borne out by the photo, at most one side the
+    /// mask's guess.
+    static let minimumEdgeSides = 3
 
     /// The confidence model's weights (combine.py's `fit_confidence` on its design sets: midv500's training types
     /// and 150 training-pool composites, stop-42 model; `combine.py report` prints them). The mask region's
@@ -50,6 +54,9 @@ extension DocumentMask {
         var quadsIoU: Double
         /// How many of the mask's outline's sides lie on a straight edge of the photo (0–4).
         var edgeSides: Int = 0
+        /// How many of the others lie along the photo's border, within a mask cell of it or beyond (a document the
+        /// frame cuts: the frame is its edge there).
+        var frameSides: Int = 0
 
         var json: JSON {
             var fields: [(String, JSON)] = [
@@ -57,6 +64,7 @@ extension DocumentMask {
                 ("mask_filled", .rounded(maskFilled, places: 4)),
                 ("quads_iou", .rounded(quadsIoU, places: 4)),
                 ("edge_sides", JSON(edgeSides)),
+                ("frame_sides", JSON(frameSides)),
             ]
             if let outline { fields.append(("outline", outline.json)) }
             return .object(fields)
@@ -76,9 +84,21 @@ extension DocumentMask {
         func filled(_ quad: Quad) -> Double {
             Self.share(of: quad, filledBy: on, side: side, width: width, height: height)
         }
+        let onFrame = fitted.map { fit in
+            (0..<4).filter { !fit.sides[$0] && Self.alongBorder(fit.corners[$0], fit.corners[($0 + 1) % 4],
+                                                               width: width, height: height) }.count
+        } ?? 0
         return Evidence(outline: outline, detectorFilled: filled(corners), maskFilled: outline.map(filled) ?? 0,
                         quadsIoU: outline.map { corners.iou(with: $0, inFrameWidth: width, height: height) } ?? 0,
-                        edgeSides: fitted?.sides ?? 0)
+                        edgeSides: fitted?.sides.count { $0 } ?? 0, frameSides: onFrame)
+    }
+
+    /// Whether the side from `a` to `b` (photo pixels) runs along one border of a `width` × `height` photo: both
+    /// ends within one mask cell of it (`inputSize` cells across the photo's long side) or beyond it.
+    static func alongBorder(_ a: Point, _ b: Point, width: Double, height: Double) -> Bool {
+        let cell = max(width, height) / Double(inputSize)
+        return (a.x <= cell && b.x <= cell) || (a.y <= cell && b.y <= cell)
+            || (a.x >= width - cell && b.x >= width - cell) || (a.y >= height - cell && b.y >= height - cell)
     }
 
     /// Which share of `quad` (photo pixels), drawn on the `side` × `side` grid of the squashed photo by the
@@ -96,12 +116,15 @@ extension DocumentMask {
     }
 
     /// Whether the mask's outline replaces the detector's: the detector unsure, the mask not filling its
-    /// quadrilateral, and at least one side of the mask's outline on a straight edge of the photo (decision 0100).
+    /// quadrilateral, at least one side of the mask's outline on a straight edge of the photo, and at least
+    /// `minimumEdgeSides` on such edges or along the photo's border.
     /// An outline none of whose sides the photo shows as an edge is the mask's guess alone: a block of type on a
-    /// page of card that fills the frame, the hand holding a card.
+    /// page of card that fills the frame, the hand holding a card (decision 0100). One with two is half guessed:
+    /// where the mask misses a strip of the page, a side the photo does not bear out cuts that strip off (a page's
+    /// title on a pale desk, a receipt's last lines; decision 0101).
     static func takesMask(_ detection: DocumentDetection, _ evidence: Evidence) -> Bool {
-        evidence.outline != nil && evidence.edgeSides > 0 && detection.confidence < RectifyStage.minimumConfidence
-            && evidence.detectorFilled < detectorFilled
+        evidence.outline != nil && evidence.edgeSides > 0 && evidence.edgeSides + evidence.frameSides >= minimumEdgeSides
+            && detection.confidence < RectifyStage.minimumConfidence && evidence.detectorFilled < detectorFilled
     }
 
     /// The confidence of the chosen outline (the mask's when `mask`), from its evidence.
@@ -194,14 +217,18 @@ public final class LazyDocumentMask {
     /// Whether the model has been loaded (for tests and memory accounting).
     public var isLoaded: Bool { made != nil }
 
-    /// The mask, or why there is none.
-    func mask() -> Result<DocumentMask, MaskUnavailable> {
+    /// The mask, or why there is none; with the milliseconds spent loading it when this call loaded it (once per
+    /// slot: the runtime and the session), so that a photo's segment time can be told from the load's.
+    func mask() -> (mask: Result<DocumentMask, MaskUnavailable>, loadedMilliseconds: Double?) {
+        var loaded: Double?
         if !tried {
             tried = true
+            let started = Clock.monotonicNanoseconds
             do { made = try load() } catch { failure = error.reason }
+            loaded = Clock.milliseconds(since: started)
         }
-        if let made { return .success(made) }
-        return .failure(MaskUnavailable(reason: failure ?? "no document mask"))
+        if let made { return (.success(made), loaded) }
+        return (.failure(MaskUnavailable(reason: failure ?? "no document mask")), loaded)
     }
 
     private func load() throws(MaskUnavailable) -> DocumentMask {
@@ -227,7 +254,8 @@ public final class LazyDocumentMask {
             return (detection, .object([("skipped", JSON(reason))]))
         }
         let mask: DocumentMask
-        switch self.mask() {
+        let (made, loaded) = self.mask()
+        switch made {
         case .success(let made): mask = made
         case .failure(let unavailable): return (detection, .object([("unavailable", JSON(unavailable.reason))]))
         }
@@ -245,6 +273,7 @@ public final class LazyDocumentMask {
             fields.append(("detector", detection.corners.json))
             if let candidate = detection.candidate { fields.append(("detector_candidate", candidate.json)) }
             fields.append(("detector_confidence", .rounded(detection.confidence, places: 4)))
+            if let loaded { fields.append(("loaded_ms", .rounded(loaded, places: 1))) }
             return (combined, .object(fields))
         } catch {
             return (detection, .object([("failed", JSON("\(error)"))]))

@@ -13,9 +13,10 @@ extension DocumentMask {
         edgeFit(quad, photo: photo).corners
     }
 
-    /// `fittedToEdges(_:photo:)`, and how many of the quad's sides have a straight edge of the photo near them (0–4:
-    /// a sheet's four sides are straight edges; the mask's region within a page that fills the frame has few).
-    static func edgeFit(_ quad: [Point], photo: NeuralImage) -> (corners: [Point], sides: Int) {
+    /// `fittedToEdges(_:photo:)`, and which of the quad's sides (from top left to top right first) have a straight
+    /// edge of the photo near them (a sheet's four sides are straight edges; the mask's region within a page that
+    /// fills the frame has few).
+    static func edgeFit(_ quad: [Point], photo: NeuralImage) -> (corners: [Point], sides: [Bool]) {
         let scale = min(1, edgeLongSide / Double(max(photo.width, photo.height)))
         let gray = EdgeImage(photo, scale: scale)
         let q = quad.map { $0 * scale }
@@ -23,7 +24,7 @@ extension DocumentMask {
             .rounded(.toNearestOrEven)))
         let centre = q.reduce(Point(0, 0), +) * 0.25
         let fits = (0..<4).map { s in gray.sideFit(from: q[s], to: q[(s + 1) % 4], centre: centre, reach: reach) }
-        let sides = fits.count { $0 != nil }
+        let sides = fits.map { $0 != nil }
         let lines = (0..<4).map { (s: Int) -> (Point, Point) in
             if let fit = fits[s] { return fit }
             let a = q[s], b = q[(s + 1) % 4]

@@ -6,7 +6,8 @@ import Glibc
 /// The mask's outline (issue 39): the port of Training/mask/outline.py's `quad_from_mask` (and its `to_edges`), the
 /// reference decision 0096 measured. The grid upsampled 4× bilinearly and thresholded at 0.5; its largest 4-connected
 /// region; the largest-area quadrilateral on that region's convex hull; each side refitted to the region's boundary
-/// near it; scaled to the photo; then, given the photo, each side moved to the photo's own straight edge near it.
+/// near it; grown to the region (`grown(_:to:)`); scaled to the photo; then, given the photo, each side moved to the
+/// photo's own straight edge near it.
 extension DocumentMask {
     /// How many upsampled pixels a grid cell is across: sub-cell edges for the hull.
     static let upsampling = 4
@@ -26,6 +27,10 @@ extension DocumentMask {
     static let edgeInliers = 0.5
     /// The photo's long side (px) where its edges are looked for.
     static let edgeLongSide = 1024.0
+    /// The steps (upsampled pixels, largest first) by which `grown(_:to:)` moves a corner.
+    static let growSteps: [Double] = [8, 4, 2, 1]
+    /// At most this many moves are tried in growing an outline.
+    static let growTrials = 4096
 
     /// The document's corners (top left, top right, bottom right, bottom left) in the pixels of a `width` × `height`
     /// photo from its mask `grid`, or nil when the mask holds no region. With the photo itself, each side is moved
@@ -41,7 +46,7 @@ extension DocumentMask {
                         photo: NeuralImage? = nil) -> [Point]? {
         guard let region = MaskRegion.largest(in: values, side: side, threshold: regionThreshold),
               region.count >= minimumRegion, let corners = maxAreaQuad(region.hull()) else { return nil }
-        let quad = refined(corners, boundary: region.boundary())
+        let quad = grown(DocumentDetector.ordered(refined(corners, boundary: region.boundary())), to: region)
         let sx = Double(width) / Double(region.side), sy = Double(height) / Double(region.side)
         let scaled = DocumentDetector.ordered(quad.map { Point($0.x * sx, $0.y * sy) })
         guard let photo else { return scaled }
@@ -130,6 +135,60 @@ extension DocumentMask {
     }
 
     static func dot(_ a: Point, _ b: Point) -> Double { a.x * b.x + a.y * b.y }
+
+    // MARK: Growing it to the region (decision 0101)
+
+    /// `quad` (upsampled grid coordinates, top left first, clockwise) grown to `region`: the hull's largest
+    /// quadrilateral lies inside the region, so where the mask rounds a corner off or misses a strip along a side it
+    /// cuts that much of the document off. Each corner in turn is moved by a step right, left, down or up (the steps
+    /// of `growSteps`, largest first); a move is kept when the quadrilateral stays convex, its area does not shrink,
+    /// and its IoU with the region (pixels by their centres, `MaskRegion.covered(by:)`) rises, until none does.
+    /// Growing only: a fit free to shrink gives up the parts of the document the mask missed to leave out the desk
+    /// it marked. outline.py's `grown`, move for move.
+    static func grown(_ quad: [Point], to region: MaskRegion) -> [Point] {
+        guard quad.count == 4, quad.allSatisfy({ $0.x.isFinite && $0.y.isFinite }) else { return quad }
+        func iou(_ q: [Point]) -> Double {
+            let (inside, common) = region.covered(by: q)
+            return Double(common) / Double(max(1, inside + region.count - common))
+        }
+        var quad = quad, best = iou(quad), trials = 0
+        for step in growSteps {
+            var improved = true
+            while improved && trials < growTrials {
+                improved = false
+                for k in 0..<4 {
+                    for move in [Point(step, 0), Point(-step, 0), Point(0, step), Point(0, -step)] {
+                        var trial = quad
+                        trial[k] = trial[k] + move
+                        guard convex(trial), area(trial) >= area(quad) else { continue }
+                        let value = iou(trial)
+                        trials += 1
+                        if value > best + 1e-9 { (best, quad, improved) = (value, trial, true) }
+                    }
+                }
+            }
+        }
+        return quad
+    }
+
+    /// Whether the quadrilateral's turns are all strictly the same way.
+    static func convex(_ quad: [Point]) -> Bool {
+        let turns = (0..<4).map { s in
+            let a = quad[s], b = quad[(s + 1) % 4], c = quad[(s + 2) % 4]
+            return (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x)
+        }
+        return turns.allSatisfy { $0 > 0 } || turns.allSatisfy { $0 < 0 }
+    }
+
+    /// The quadrilateral's area by the shoelace formula.
+    static func area(_ quad: [Point]) -> Double {
+        var total = 0.0
+        for s in 0..<4 {
+            let a = quad[s], b = quad[(s + 1) % 4]
+            total += a.x * b.y - b.x * a.y
+        }
+        return 0.5 * abs(total)
+    }
 }
 
 /// The largest 4-connected region of a document mask upsampled bilinearly and thresholded: a square of `side` ×
@@ -139,6 +198,21 @@ struct MaskRegion {
     /// Row by row, whether each pixel is in the region.
     let inside: [Bool]
     let count: Int
+    /// Row by row, how many of the row's first 0...side pixels are in the region (side + 1 counts a row).
+    let counted: [Int32]
+
+    init(side: Int, inside: [Bool], count: Int) {
+        (self.side, self.inside, self.count) = (side, inside, count)
+        var counted = [Int32](repeating: 0, count: side * (side + 1))
+        for y in 0..<side {
+            var sum: Int32 = 0
+            for x in 0..<side {
+                if inside[y * side + x] { sum += 1 }
+                counted[y * (side + 1) + x + 1] = sum
+            }
+        }
+        self.counted = counted
+    }
 
     /// The region of a grid upsampled to `side` × `side` values (`upsampled(_:to:)`, row by row) above `threshold`,
     /// or nil when no pixel is; the first in raster order of equally large ones.
@@ -190,6 +264,32 @@ struct MaskRegion {
             }
         }
         return out
+    }
+
+    /// How many pixels of the square have their centre in the convex quadrilateral `quad` (grid coordinates), and
+    /// how many of those are in the region: row by row, the columns between where the row's centre line crosses the
+    /// quadrilateral's sides (outline.py's `quad_spans`).
+    func covered(by quad: [Point]) -> (inside: Int, common: Int) {
+        var inside = 0, common = 0
+        let top = max(0, Int((quad.map(\.y).min()! - 0.5).rounded(.down)))
+        let bottom = min(side - 1, Int((quad.map(\.y).max()! - 0.5).rounded(.up)))
+        guard top <= bottom else { return (0, 0) }
+        for y in top...bottom {
+            let centre = Double(y) + 0.5
+            var low = Double.infinity, high = -Double.infinity
+            for s in 0..<4 {
+                let a = quad[s], b = quad[(s + 1) % 4]
+                guard a.y != b.y, centre >= min(a.y, b.y), centre <= max(a.y, b.y) else { continue }
+                let x = a.x + (centre - a.y) * (b.x - a.x) / (b.y - a.y)
+                (low, high) = (min(low, x), max(high, x))
+            }
+            guard low.isFinite else { continue }
+            let first = Int(min(max((low - 0.5).rounded(.up), 0), Double(side)))
+            let last = max(first, Int(min(max((high - 0.5).rounded(.down) + 1, 0), Double(side))))
+            inside += last - first
+            common += Int(counted[y * (side + 1) + last] - counted[y * (side + 1) + first])
+        }
+        return (inside, common)
     }
 
     func contains(_ x: Int, _ y: Int) -> Bool { x >= 0 && y >= 0 && x < side && y < side && inside[y * side + x] }
