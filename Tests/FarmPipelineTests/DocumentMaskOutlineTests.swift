@@ -267,13 +267,13 @@ struct DocumentMaskOutlineTests {
         let keptBefore = Self.kept(page, by: before, scale: 4), keptAfter = Self.kept(page, by: after, scale: 4)
         print("grown corner: the page kept \(Format.fixed(keptBefore, 4)) before growing, \(Format.fixed(keptAfter, 4)) after")
         #expect(keptBefore < 0.9 && keptAfter > 0.95, "before \(before), after \(after)")
-        #expect(DocumentMask.area(after) >= DocumentMask.area(before))
-        #expect(DocumentMask.convex(after))
+        #expect(Quad(after).area >= Quad(before).area)
+        #expect(Quad(after).isConvex)
         // A whole rectangle's outline does not grow past it.
         let whole = Self.drawn { DocumentMaskTests.convex(page, contains: $0) }
         let outline = try #require(DocumentMask.outline(of: whole, width: side, height: side))
         #expect(Self.kept(page, by: outline, scale: 4) > 0.99)
-        #expect(DocumentMask.area(outline) < 1.02 * 92 * 68 * 16, "\(outline)")
+        #expect(Quad(outline).area < 1.02 * 92 * 68 * 16, "\(outline)")
     }
 
     @Test("an empty grid, or one with a region below 16 upsampled pixels, has no outline")

@@ -101,7 +101,7 @@ def quad_spans(quad, side):
 
 
 def convex(quad):
-    """Whether the quadrilateral's turns are all strictly the same way."""
+    """Whether the quadrilateral's turns are all strictly the same way (the Swift port's `Quad.isConvex`)."""
     turns = []
     for s in range(4):
         (ax, ay), (bx, by), (cx, cy) = quad[s], quad[(s + 1) % 4], quad[(s + 2) % 4]
@@ -110,7 +110,7 @@ def convex(quad):
 
 
 def area(quad):
-    """The quadrilateral's area (the shoelace formula, summed in the Swift port's order)."""
+    """The quadrilateral's area (the shoelace formula, summed in the order of the Swift port's `Quad.area`)."""
     total = 0.0
     for s in range(4):
         (ax, ay), (bx, by) = quad[s], quad[(s + 1) % 4]

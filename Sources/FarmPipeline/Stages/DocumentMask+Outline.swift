@@ -160,7 +160,7 @@ extension DocumentMask {
                     for move in [Point(step, 0), Point(-step, 0), Point(0, step), Point(0, -step)] {
                         var trial = quad
                         trial[k] = trial[k] + move
-                        guard convex(trial), area(trial) >= area(quad) else { continue }
+                        guard Quad(trial).isConvex, Quad(trial).area >= Quad(quad).area else { continue }
                         let value = iou(trial)
                         trials += 1
                         if value > best + 1e-9 { (best, quad, improved) = (value, trial, true) }
@@ -171,24 +171,6 @@ extension DocumentMask {
         return quad
     }
 
-    /// Whether the quadrilateral's turns are all strictly the same way.
-    static func convex(_ quad: [Point]) -> Bool {
-        let turns = (0..<4).map { s in
-            let a = quad[s], b = quad[(s + 1) % 4], c = quad[(s + 2) % 4]
-            return (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x)
-        }
-        return turns.allSatisfy { $0 > 0 } || turns.allSatisfy { $0 < 0 }
-    }
-
-    /// The quadrilateral's area by the shoelace formula.
-    static func area(_ quad: [Point]) -> Double {
-        var total = 0.0
-        for s in 0..<4 {
-            let a = quad[s], b = quad[(s + 1) % 4]
-            total += a.x * b.y - b.x * a.y
-        }
-        return 0.5 * abs(total)
-    }
 }
 
 /// The largest 4-connected region of a document mask upsampled bilinearly and thresholded: a square of `side` ×
