@@ -38,6 +38,7 @@ struct VersionCommand: Command {
         } catch {
             text += "neural not installed (Scripts/install-neural)\n"
         }
+        text += "document mask \(LazyDocumentMask.summary())\n"
         if verbose {
             text += "tessdata \(TesseractInfo.dataPath)\n"
             text += "languages \(TesseractInfo.installedLanguages.joined(separator: " "))\n"

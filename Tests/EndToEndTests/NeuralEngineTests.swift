@@ -119,6 +119,14 @@ struct NeuralEngineTests {
         #expect(missing.status == 0 && missing.text.contains("neural not installed (Scripts/install-neural)"), "\(missing.text)")
         let installed = try Run.ocrfarm(["version"])
         #expect(installed.text.contains("neural PP-OCRv6-small+tiny (onnxruntime 1.32.0) in /"), "\(installed.text)")
+        // ...and which document mask the segment stage weighs in on colour photos (decision 0102).
+        #expect(missing.text.contains("document mask not installed (Scripts/install-neural)"), "\(missing.text)")
+        #expect(installed.text.contains("document mask on, /") && installed.text.contains("/document-mask.onnx\n"),
+                "\(installed.text)")
+        let off = try Run.ocrfarm(["version"], environment: ["OCRFARM_DOCUMENT_MASK": "off"])
+        #expect(off.text.contains("document mask off (OCRFARM_DOCUMENT_MASK=off)"), "\(off.text)")
+        let named = try Run.ocrfarm(["version"], environment: ["OCRFARM_DOCUMENT_MASK": empty + "/other.onnx"])
+        #expect(named.text.contains("document mask missing: \(empty)/other.onnx"), "\(named.text)")
     }
 
     @Test("a worker host with the neural engine installed in part: a default worker will not start (69, naming the missing file); a Tesseract worker fails the auto page that needs the engine, saying so, and reads the rest")

@@ -75,7 +75,7 @@ struct SeeingCommandTests {
         #expect(row[7] == (mode == "bw" ? "1" : "8"), "\(list.text)")
     }
 
-    @Test("OCRFARM_DOCUMENT_MASK=on: on a receipt lying on another sheet with a cable across it, where the detector alone keeps the whole frame, ocr crops to the mask's outline and reads the receipt",
+    @Test("the document mask, on by default: on a receipt lying on another sheet with a cable across it, where the detector alone (OCRFARM_DOCUMENT_MASK=off) keeps the whole frame, ocr crops to the mask's outline and reads the receipt",
           .timeLimit(.minutes(5)))
     func documentMask() throws {
         let photo = Fixtures.path("cluttered/heldout-3939-002.jpg")
@@ -92,10 +92,10 @@ struct SeeingCommandTests {
             }
             return found.count == 4 ? Quad(found) : nil
         }
-        let alone = try page(nil)
+        let alone = try page("off")
         #expect(alone["stages"]?["segment"]?["full_frame"]?.boolValue == true)
         #expect(alone["stages"]?["segment"]?["document_mask"] == nil)
-        let masked = try page("on")
+        let masked = try page(nil)
         let segment = masked["stages"]?["segment"]
         #expect(segment?["document_mask"]?["chosen"]?.stringValue == "mask", "\(String(describing: segment))")
         #expect(segment?["full_frame"]?.boolValue == false)

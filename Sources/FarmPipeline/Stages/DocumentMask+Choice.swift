@@ -168,23 +168,23 @@ extension DocumentMask {
 }
 
 /// One page slot's document mask, loaded on the first photo that needs it (flat scans never do): the installed model
-/// (`NeuralModels.documentMaskFile`, put there by `Scripts/install-neural`) when `OCRFARM_DOCUMENT_MASK` is "on", the
-/// file it names otherwise. Without the runtime or the model, detection goes on as the detector alone finds, and the
-/// findings say why.
+/// (`NeuralModels.documentMaskFile`, put there by `Scripts/install-neural`) unless `OCRFARM_DOCUMENT_MASK` is "off" or
+/// names another file (decision 0102). Without the runtime or the model, detection goes on as the detector alone
+/// finds, and the findings say why.
 public final class LazyDocumentMask {
     /// What `OCRFARM_DOCUMENT_MASK` asks for: read here only.
     enum Setting: Equatable {
-        /// Unset, empty or "off": the detector alone.
+        /// "off": the detector alone.
         case off
-        /// "on": the model `Scripts/install-neural` installed.
+        /// Unset, empty or "on": the model `Scripts/install-neural` installed.
         case installed
         /// Anything else: the model file at that path.
         case file(String)
 
         init(_ value: String?) {
             switch value {
-            case nil, "", "off": self = .off
-            case "on": self = .installed
+            case "off": self = .off
+            case nil, "", "on": self = .installed
             case let path?: self = .file(path)
             }
         }
@@ -199,8 +199,7 @@ public final class LazyDocumentMask {
     /// A mask made on first use as `environment`'s `OCRFARM_DOCUMENT_MASK` says (unset: the installed model; "off":
     /// none, and the findings say so), found through `environment`'s neural folders.
     public convenience init(environment: [String: String] = ProcessEnvironment.current) {
-        let value = environment[DocumentMask.environmentKey]
-        self.init(model: value == nil ? .installed : Setting(value), environment: environment)
+        self.init(model: Setting(environment[DocumentMask.environmentKey]), environment: environment)
     }
 
     private init(model: Setting, environment: [String: String]) {
@@ -208,10 +207,28 @@ public final class LazyDocumentMask {
         self.environment = environment
     }
 
-    /// A mask when `OCRFARM_DOCUMENT_MASK` turns it on, else nil (unset, empty or "off": the detector alone).
+    /// A mask unless `OCRFARM_DOCUMENT_MASK` is "off" (then nil: the detector alone, and no finding).
     public static func ifEnabled(environment: [String: String] = ProcessEnvironment.current) -> LazyDocumentMask? {
         let setting = Setting(environment[DocumentMask.environmentKey])
         return setting == .off ? nil : LazyDocumentMask(model: setting, environment: environment)
+    }
+
+    /// What the segment stage will weigh in on colour photos, for `ocrfarm version`: the model's path, "off", or why
+    /// there is none. Only looked up, not loaded.
+    public static func summary(environment: [String: String] = ProcessEnvironment.current) -> String {
+        let setting = Setting(environment[DocumentMask.environmentKey])
+        let path: String
+        switch setting {
+        case .off: return "off (\(DocumentMask.environmentKey)=off)"
+        case .file(let named): path = named
+        case .installed:
+            do throws(NeuralModelsError) {
+                path = try NeuralModels.locate(environment: environment).documentMaskPath
+            } catch {
+                return "not installed (Scripts/install-neural)"
+            }
+        }
+        return (try? FileSystem.status(path).kind) == .file ? "on, \(path)" : "missing: \(path)"
     }
 
     /// Whether the model has been loaded (for tests and memory accounting).

@@ -4,13 +4,13 @@ import ONNXRuntime
 
 /// The learned document mask of issue 39 (decision 0093): the project's own small U-Net
 /// (`Training/mask/model/document-mask.onnx`, trained by `Training/mask/train.py`) run on the whole photo squashed to
-/// 128 × 128; for each cell, the probability that it lies on the document. The segment stage weighs it in where
-/// `OCRFARM_DOCUMENT_MASK` turns it on (`LazyDocumentMask`, DocumentMask+Choice.swift).
+/// 128 × 128; for each cell, the probability that it lies on the document. The segment stage weighs it in on colour
+/// photos unless `OCRFARM_DOCUMENT_MASK` is "off" (`LazyDocumentMask`, DocumentMask+Choice.swift; decision 0102).
 ///
 /// Owns one inference session (one ONNX Runtime thread); made and used on one page slot's thread.
 final class DocumentMask {
-    /// The environment variable that turns the mask on: "on" for the installed model (`Scripts/install-neural`), or
-    /// a model file's path; unset or "off", detection is the detector's alone.
+    /// The environment variable that chooses the mask: unset, empty or "on" for the installed model
+    /// (`Scripts/install-neural`), a model file's path for another; "off", detection is the detector's alone.
     static let environmentKey = "OCRFARM_DOCUMENT_MASK"
     /// The committed network's input side, in cells.
     static let inputSize = 128
