@@ -50,8 +50,10 @@ SURE = 0.5    # RectifyStage.minimumConfidence: at or above it the outline is us
 # Collect
 
 def detector(binary, path):
-    """Today's detector on the photo at `path`: its segment stage (corners, confidence, evidence), or None."""
-    result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True)
+    """Today's detector on the photo at `path`: its segment stage (corners, confidence, evidence), or None. The
+    detector alone: the segment stage weighs in the mask by default (decision 0102), which is what this combines."""
+    result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True,
+                            env=dict(os.environ, OCRFARM_DOCUMENT_MASK="off"))
     try:
         segment = json.loads(result.stdout)["stages"]["segment"]
     except (ValueError, KeyError, TypeError):

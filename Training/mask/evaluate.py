@@ -80,12 +80,14 @@ def measure(model, items):
 
 def baseline_rows(binary, items, folder):
     """Today's detector on the same photos: `BINARY inspect --json` per photo, written as JPEG quality 95 into
-    `folder` (as Scripts/bench/real reads the segment stage's corners)."""
+    `folder` (as Scripts/bench/real reads the segment stage's corners), with the mask off (it is on by default,
+    decision 0102): the baseline the mask alone is measured against."""
     rows = []
     for name, image, truth in items:
         path = os.path.join(folder, name + ".jpg")
         image.save(path, "JPEG", quality=95)
-        result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True)
+        result = subprocess.run([binary, "inspect", "--json", path], capture_output=True, text=True,
+                                env=dict(os.environ, OCRFARM_DOCUMENT_MASK="off"))
         try:
             segment = json.loads(result.stdout)["stages"]["segment"]
             found = [tuple(p) for p in segment["corners"]]
