@@ -224,7 +224,9 @@ struct WorkerCommand: Command {
 
     The neural engine (--engine neural or auto, or pages whose documents ask for it) is looked for in
     OCRFARM_NEURAL_DIR when set, else /usr/local/lib/ocrfarm/neural, then ~/.local/share/ocrfarm/neural, as
-    Scripts/install-neural installs it; `ocrfarm version` says where it was found.
+    Scripts/install-neural installs it; `ocrfarm version` says where it was found. The segment stage runs the
+    project's document mask from the same folder on colour photos (a slot loads it on the first such photo);
+    OCRFARM_DOCUMENT_MASK=off leaves the detector alone, and `ocrfarm version` names the mask in use.
 
     Exit status: 0 stopped by SIGTERM or SIGINT (or its parent is gone, or it was idle for --exit-when-idle);
     64 bad usage; 69 the engine or a language cannot be loaded, or the coordinator's address is bad; 75 too many
