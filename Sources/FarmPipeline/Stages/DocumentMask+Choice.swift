@@ -214,21 +214,32 @@ public final class LazyDocumentMask {
     }
 
     /// What the segment stage will weigh in on colour photos, for `ocrfarm version`: the model's path, "off", or why
-    /// there is none. Only looked up, not loaded.
+    /// there is none. Found as a slot finds it (`located`), not loaded.
     public static func summary(environment: [String: String] = ProcessEnvironment.current) -> String {
         let setting = Setting(environment[DocumentMask.environmentKey])
-        let path: String
-        switch setting {
-        case .off: return "off (\(DocumentMask.environmentKey)=off)"
-        case .file(let named): path = named
-        case .installed:
-            do throws(NeuralModelsError) {
-                path = try NeuralModels.locate(environment: environment).documentMaskPath
-            } catch {
-                return "not installed (Scripts/install-neural)"
-            }
+        if setting == .off { return "off (\(DocumentMask.environmentKey)=off)" }
+        do throws(MaskUnavailable) {
+            let path = try located(setting, environment: environment).path
+            return (try? FileSystem.status(path).kind) == .file ? "on, \(path)" : "missing: \(path)"
+        } catch {
+            return "not installed (Scripts/install-neural)"
         }
-        return (try? FileSystem.status(path).kind) == .file ? "on, \(path)" : "missing: \(path)"
+    }
+
+    /// The neural folder (ONNX Runtime's library, needed whichever model) and the model file `setting` names in it or
+    /// elsewhere, through `environment`'s neural folders.
+    private static func located(_ setting: Setting, environment: [String: String])
+        throws(MaskUnavailable) -> (models: NeuralModels, path: String)
+    {
+        if setting == .off { throw MaskUnavailable(reason: "\(DocumentMask.environmentKey) is off") }
+        let models: NeuralModels
+        do throws(NeuralModelsError) { models = try NeuralModels.locate(environment: environment) } catch {
+            throw MaskUnavailable(reason: "the neural runtime is not installed (\(error)); run Scripts/install-neural")
+        }
+        switch setting {
+        case .file(let named): return (models, named)
+        case .installed, .off: return (models, models.documentMaskPath)  // .off: thrown above
+        }
     }
 
     /// Whether the model has been loaded (for tests and memory accounting).
@@ -249,16 +260,7 @@ public final class LazyDocumentMask {
     }
 
     private func load() throws(MaskUnavailable) -> DocumentMask {
-        if model == .off { throw MaskUnavailable(reason: "\(DocumentMask.environmentKey) is off") }
-        let models: NeuralModels
-        do throws(NeuralModelsError) { models = try NeuralModels.locate(environment: environment) } catch {
-            throw MaskUnavailable(reason: "the neural runtime is not installed (\(error)); run Scripts/install-neural")
-        }
-        let path: String
-        switch model {
-        case .file(let named): path = named
-        case .installed, .off: path = models.documentMaskPath  // .off: thrown above
-        }
+        let (models, path) = try Self.located(model, environment: environment)
         do throws(ONNXRuntimeError) { return try DocumentMask(models: models, modelPath: path) } catch {
             throw MaskUnavailable(reason: "\(path): \(error)")
         }
