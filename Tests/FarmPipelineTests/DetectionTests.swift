@@ -13,7 +13,12 @@ struct DetectionTests {
     static let frames = ["midv500_02_01", "midv500_26_07", "midv500_31_07", "midv500_26_05", "midv500_26_06"]
 
     func truth(_ frame: String) throws -> [Point] {
-        let json = try JSON.parse(try Fixtures.read("midv500/\(frame).json"))
+        try truth(file: "midv500/\(frame).json")
+    }
+
+    /// The true corners in a fixture's `.json` (may lie outside the frame).
+    func truth(file: String) throws -> [Point] {
+        let json = try JSON.parse(try Fixtures.read(file))
         return try #require(json["corners"]?.arrayValue).map { pair in
             Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
         }
@@ -113,25 +118,41 @@ struct DetectionTests {
 
     // MARK: Calibration
 
-    @Test("the confidence ranks: a clear card on clutter is sure, a card cut by the frame outlined only up to its photo is doubtful and stays the full frame")
+    @Test("the confidence ranks: a clear card on clutter is sure, an outline of the clutter whose edges are found but whose rival scores higher is doubtful and stays the full frame")
     func calibration() throws {
         let clear = try detect(try Pix(contentsOfFile: Fixtures.path("midv500/midv500_02_01.jpg")))
         #expect(clear.confidence >= 0.9)
         #expect(!clear.isFullFrame)
-        // 31_08: the card's left end is outside the frame and its right side is darker than the bag beside it, so
-        // the best outline ends at the card's photo (IoU 0.53). Its edges are found (weakest side 0.65), but a
-        // distinct outline scored nearly as well, the color step across its weakest side is small and part of the
-        // frame's border is white: doubtful.
-        let frame = "midv500_31_08"
-        let image = try Pix(contentsOfFile: Fixtures.path("midv500/\(frame).jpg"))
+        // Held-out composite 46: a page on a stack of printed sheets among toys, a cable and a pen. The best outline
+        // is a corner of the stack cut by the frame's bottom (IoU under 0.85). Its edges are found (weakest side
+        // above the threshold), but a distinct outline scored higher, a corner is far from square and the color step
+        // across its weakest side is small: doubtful.
+        let frame = "cluttered/heldout-3939-046"
+        let image = try Pix(contentsOfFile: Fixtures.path("\(frame).jpg"))
         let doubtful = try detect(image)
         #expect(doubtful.confidence < RectifyStage.minimumConfidence)
         #expect(doubtful.isFullFrame)
         let weakest = try #require(doubtful.evidence.first { $0.0 == "weakest" }?.1)
         #expect(weakest >= RectifyStage.minimumConfidence, "the edges alone would have taken it: \(weakest)")
         let candidate = try #require(doubtful.candidate)
-        #expect(clippedIoU(candidate.corners, try truth(frame), width: image.width, height: image.height) < 0.85)
+        #expect(clippedIoU(candidate.corners, try truth(file: "\(frame).json"), width: image.width, height: image.height) < 0.85)
         #expect(clear.confidence > doubtful.confidence)
+    }
+
+    /// 31_08: a Japanese driving licence on a green plastic bag, its left end outside the frame: lighter than the bag
+    /// above it, darker than what lies beyond its right side and its bottom. Held-out composite 2: a receipt on a
+    /// larger white sheet with a cable across it, darker than the sheet beyond its left, top and right sides and
+    /// lighter than the desk below it. Neither is brighter (or darker) than all its surroundings. Outlines of one
+    /// sense only found a box printed on the card, or the sheet under the receipt, unsure, and the frame was kept.
+    @Test("a document lighter than what lies beyond some of its sides and darker than what lies beyond others is found by the second look",
+          arguments: ["midv500/midv500_31_08", "cluttered/heldout-3939-002"])
+    func eitherSense(frame: String) throws {
+        let image = try Pix(contentsOfFile: Fixtures.path("\(frame).jpg"))
+        let found = try detect(image)
+        #expect(!found.isFullFrame)
+        #expect(found.confidence >= RectifyStage.minimumConfidence)
+        let iou = clippedIoU(found.corners.corners, try truth(file: "\(frame).json"), width: image.width, height: image.height)
+        #expect(iou >= 0.95, "IoU \(iou): \(found.corners)")
     }
 
     @Test("evidence against an outline lowers its confidence, and edges below the threshold are never made sure by the rest")

@@ -17,11 +17,14 @@ extension DocumentDetector {
     /// frame, the frame cuts it). Support is precomputed along the whole line as prefix sums, so any segment's
     /// support is two lookups and only the part inside the image is judged.
     struct Side {
-        /// Unit normal toward the document (its brighter side for a Hough line).
+        /// Unit normal toward the document (a Hough line's brighter side, or the other one for its flipped copy).
         let normal: Point
         let rho: Double
         let degrees: Int
         let isBorder: Bool
+        /// Whether the normal points to the line's darker side: the copy of a Hough line for documents that are
+        /// darker than what lies beyond that side.
+        var flipped = false
         /// Index i holds the counts for samples t < i − reach, t the position along the line.
         let supported: [Int32]
         let visible: [Int32]
@@ -75,6 +78,25 @@ extension DocumentDetector {
             self.visible = visible
         }
 
+        /// The same line with its normal turned around, for a document on its darker side. A card's edges need
+        /// not share one polarity: it can be lighter than the bag under one side and darker than the paper beside
+        /// another. Support does not depend on the normal's sense; its profile runs the other way along the line.
+        init(flipping side: Side) {
+            normal = side.normal * -1
+            rho = -side.rho
+            degrees = (side.degrees + 180) % 360
+            isBorder = side.isBorder
+            flipped = !side.flipped
+            reach = side.reach
+            // Sample s (at index s + 1 of a profile) is sample 2·reach − s of the other sense.
+            let last = side.supported.count - 1
+            supported = (0...last).map { side.supported[last] - side.supported[last - $0] }
+            visible = (0...last).map { side.visible[last] - side.visible[last - $0] }
+        }
+
+        /// The normal toward the line's brighter side, where its edges step up.
+        var brightNormal: Point { flipped ? normal * -1 : normal }
+
         /// One of the image's four edges (0 left, 1 top, 2 right, 3 bottom), normal inward, no edge support.
         init(border: Int, width: Int, height: Int) {
             let w = Double(width - 1), h = Double(height - 1)
@@ -114,12 +136,16 @@ extension DocumentDetector {
     }
 
     /// The best hypotheses by edge support (at most one side an image border), each with enough of every real
-    /// side visible and supported.
-    static func edgeHypotheses(_ lines: [Side], width: Int, height: Int) -> [Candidate] {
+    /// side visible and supported. A document is brighter than all its surroundings or darker than all of them;
+    /// with `eitherSense`, it may be brighter across some sides and darker across others (a card lighter than the
+    /// bag under it and darker than the paper beside it): every line is tried with the document on either side of
+    /// it, and a hypothesis keeps only the sense in which all its normals point into it.
+    static func edgeHypotheses(_ lines: [Side], width: Int, height: Int, eitherSense: Bool = false) -> [Candidate] {
         let w = Double(width), h = Double(height)
         let margin = 0.1 * max(w, h)
         let borders = (0..<4).map { Side(border: $0, width: width, height: height) }
-        let sides = (lines + borders).sorted { $0.degrees < $1.degrees }
+        let senses = eitherSense ? lines + lines.map(Side.init(flipping:)) : lines
+        let sides = (senses + borders).sorted { $0.degrees < $1.degrees }
         let n = sides.count
         guard n >= 4 else { return [] }
         var found: [Candidate] = []
@@ -140,6 +166,10 @@ extension DocumentDetector {
                 corners.append(p)
             }
             guard corners.count == 4, Quad(corners).area >= minimumArea * w * h else { continue }
+            if eitherSense {
+                let centre = corners.reduce(Point(0, 0), +) * 0.25
+                guard chosen.allSatisfy({ $0.normal.x * centre.x + $0.normal.y * centre.y > $0.rho }) else { continue }
+            }
             var supports: [Double] = [], score = 0.0, acceptable = true
             for k in 0..<4 {
                 let start = corners[(k + 3) % 4], end = corners[k]

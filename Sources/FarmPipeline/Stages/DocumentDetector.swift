@@ -78,9 +78,10 @@ public enum DocumentDetector {
                               mask: mask, imageWidth: image.width, imageHeight: image.height, flatness: flatness)
         }
         let planes = try coarse.blurred(halfWidth: 1, halfHeight: 1).colorPixels()
-        func search(_ maps: [EdgeMap], lines count: Int) -> [Candidate] {
+        func search(_ maps: [EdgeMap], lines count: Int, eitherSense: Bool = false) -> [Candidate] {
             let lines = houghLines(maps, count: count).map { Side(line: $0, maps: maps) }
-            return scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height), planes: planes)
+            return scoredHypotheses(edgeHypotheses(lines, width: mask.width, height: mask.height, eitherSense: eitherSense),
+                                    planes: planes)
         }
         var hypotheses = search(channels, lines: lineCount)
         var chosen = hypotheses.max { $0.score < $1.score }
@@ -94,7 +95,7 @@ public enum DocumentDetector {
         // and ocrd-degraded-and-camera were cropped when they did), and a frame bordered by blank paper is a scan.
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
-            let more = search(faint, lines: faintLineCount)
+            let more = search(faint, lines: faintLineCount, eitherSense: true)
             hypotheses += more
             if let second = more.max(by: { $0.score < $1.score }), second.confidence >= first + secondLookMargin {
                 chosen = second
@@ -372,7 +373,7 @@ public enum DocumentDetector {
             // Only the part inside the image has anything to fit.
             guard let (start, end) = visiblePart(from: corners[(k + 3) % 4], to: corners[k],
                                                  width: Double(image.width), height: Double(image.height)) else { return nil }
-            if let line = refineSide(from: start - origin, to: end - origin, normal: normal, band: band, planes) {
+            if let line = refineSide(from: start - origin, to: end - origin, normal: sides[k].brightNormal, band: band, planes) {
                 lines.append((line.normal, line.rho + line.normal.x * origin.x + line.normal.y * origin.y))
             } else {
                 let middle = (start + end) * 0.5
