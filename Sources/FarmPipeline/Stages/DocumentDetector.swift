@@ -93,6 +93,9 @@ public enum DocumentDetector {
         // Only where the first look found some quadrilateral: where it found none (a page that fills the photo),
         // weak edges would only outline its print (tables, text blocks: five such photos in phone-scan-ru-sample
         // and ocrd-degraded-and-camera were cropped when they did), and a frame bordered by blank paper is a scan.
+        // The second look also lets a document be lighter than what lies beyond some sides and darker than what lies
+        // beyond others (a card on a bag and its lettering, a receipt on a white sheet on a desk: decision 0103);
+        // in the first look that lets the clutter's outlines in (a card's photo box outscored the card).
         if let first = chosen?.confidence, first < sureConfidence, flatness < flatPageForBox {
             let faint = closedPlanes.map { EdgeMap($0, threshold: faintEdgeThreshold) }
             let more = search(faint, lines: faintLineCount, eitherSense: true)
