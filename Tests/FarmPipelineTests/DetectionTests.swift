@@ -18,10 +18,7 @@ struct DetectionTests {
 
     /// The true corners in a fixture's `.json` (may lie outside the frame).
     func truth(file: String) throws -> [Point] {
-        let json = try JSON.parse(try Fixtures.read(file))
-        return try #require(json["corners"]?.arrayValue).map { pair in
-            Point(pair.arrayValue?[0].doubleValue ?? 0, pair.arrayValue?[1].doubleValue ?? 0)
-        }
+        try DocumentMaskChoiceTests.truth(file).corners
     }
 
     /// IoU of two quadrilaterals after clipping both to the image (true corners may lie outside it).
