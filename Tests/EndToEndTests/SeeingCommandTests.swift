@@ -75,7 +75,7 @@ struct SeeingCommandTests {
         #expect(row[7] == (mode == "bw" ? "1" : "8"), "\(list.text)")
     }
 
-    @Test("the document mask, on by default: on a page lying on another page on a carpet, where the detector alone (OCRFARM_DOCUMENT_MASK=off) keeps the whole frame and reads nothing, ocr crops to the mask's outline and reads the page's section heading",
+    @Test("the document mask, on by default: on a page lying on another page on a carpet, where the detector alone (OCRFARM_DOCUMENT_MASK=off) keeps the whole frame and does not read the page's heading, ocr crops to the mask's outline and reads the page's section heading",
           .timeLimit(.minutes(5)))
     func documentMask() throws {
         let photo = Fixtures.path("cluttered/train-4141-097.jpg")
