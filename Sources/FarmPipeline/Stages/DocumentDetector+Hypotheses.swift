@@ -149,23 +149,31 @@ extension DocumentDetector {
         let n = sides.count
         guard n >= 4 else { return [] }
         var found: [Candidate] = []
-        // Sides in order of their normals' angles; each turn to the next side is a right angle ± 45°. The turns
-        // are checked as the sides are picked, so that most of the combinations are never formed.
-        func turns(_ i: Int, _ j: Int) -> Bool {
-            let difference = ((sides[j].degrees - sides[i].degrees) % 360 + 360) % 360
-            return difference >= 45 && difference <= 135
-        }
-        for a in 0..<n { for b in (a + 1)..<n where turns(a, b) { for c in (b + 1)..<n where turns(b, c) {
-            for d in (c + 1)..<n where turns(c, d) && turns(d, a) {
-            let chosen = [sides[a], sides[b], sides[c], sides[d]]
-            guard chosen.filter(\.isBorder).count <= 1 else { continue }
-            var corners: [Point] = []
-            for k in 0..<4 {
-                guard let p = intersection(chosen[k], chosen[(k + 1) % 4]),
-                      p.x >= -margin, p.y >= -margin, p.x <= w + margin, p.y <= h + margin else { break }
-                corners.append(p)
+        // Sides in order of their normals' angles; each turn to the next side is a right angle ± 45°, and each two
+        // neighbours meet near the image (`corner`, computed once per pair). Both are checked as the sides are
+        // picked, so that most of the combinations are never formed.
+        var turns = [Bool](repeating: false, count: n * n)
+        var corner = [Point?](repeating: nil, count: n * n)
+        for i in 0..<n {
+            for j in 0..<n where i != j {
+                let difference = ((sides[j].degrees - sides[i].degrees) % 360 + 360) % 360
+                turns[i * n + j] = difference >= 45 && difference <= 135
+                guard turns[i * n + j], let p = intersection(sides[i], sides[j]),
+                      p.x >= -margin, p.y >= -margin, p.x <= w + margin, p.y <= h + margin else { continue }
+                corner[i * n + j] = p
             }
-            guard corners.count == 4, Quad(corners).area >= minimumArea * w * h else { continue }
+        }
+        let border = sides.map { $0.isBorder ? 1 : 0 }
+        for a in 0..<n { for b in (a + 1)..<n {
+            guard let p0 = corner[a * n + b], border[a] + border[b] <= 1 else { continue }
+            for c in (b + 1)..<n {
+            guard let p1 = corner[b * n + c], border[a] + border[b] + border[c] <= 1 else { continue }
+            for d in (c + 1)..<n {
+            guard let p2 = corner[c * n + d], let p3 = corner[d * n + a],
+                  border[a] + border[b] + border[c] + border[d] <= 1 else { continue }
+            let chosen = [sides[a], sides[b], sides[c], sides[d]]
+            let corners = [p0, p1, p2, p3]
+            guard Quad(corners).area >= minimumArea * w * h else { continue }
             if eitherSense {
                 let centre = corners.reduce(Point(0, 0), +) * 0.25
                 guard chosen.allSatisfy({ $0.normal.x * centre.x + $0.normal.y * centre.y > $0.rho }) else { continue }
