@@ -53,6 +53,26 @@ struct DocumentMaskChoiceTests {
                 "\(again)")
     }
 
+    /// Decision 0104's photo: a page on a stack of sheets whose dark rim the detector's second look outlines as a
+    /// strip, sure of its sharp sides (0.82), though the mask reads none of it as document.
+    @Test("a sure detector's outline the mask leaves nearly empty gives way: a page on a dark-rimmed stack is cropped to the page, not a strip of the rim")
+    func sureDetectorEmptyQuad() throws {
+        let image = try Pix(contentsOfFile: Fixtures.path("cluttered/heldout-3939-087.jpg"))
+        let truth = try Self.truth("cluttered/heldout-3939-087.json")
+        let width = Double(image.width), height = Double(image.height)
+        let (alone, _) = try Self.segment(image, mask: nil)
+        let aloneIoU = alone.corners.iou(with: truth, inFrameWidth: width, height: height)
+        #expect(!alone.isFullFrame && alone.confidence >= RectifyStage.minimumConfidence && aloneIoU < 0.1,
+                "the detector alone: IoU \(aloneIoU) at \(alone.confidence), \(alone.corners)")
+        let (found, findings) = try Self.segment(image, mask: LazyDocumentMask())
+        let filled = findings["document_mask"]?["detector_filled"]?.doubleValue ?? 1
+        #expect(filled < DocumentMask.sureDetectorFilled, "\(findings)")
+        let iou = found.corners.iou(with: truth, inFrameWidth: width, height: height)
+        #expect(!found.isFullFrame && found.confidence >= RectifyStage.minimumConfidence && iou >= 0.95,
+                "with the mask: IoU \(iou) at \(found.confidence), \(found.corners); \(findings)")
+        #expect(findings["document_mask"]?["chosen"]?.stringValue == "mask", "\(findings)")
+    }
+
     @Test("a flat scan is not shown to the mask: the model is not even loaded, and the detection is the detector's")
     func flatScanSkipped() throws {
         let image = try Pix(contentsOfFile: Fixtures.path("tesseract-testdata/phototest.tif"))
@@ -130,7 +150,7 @@ struct DocumentMaskChoiceTests {
         #expect(reason.contains(missing), "\(findings)")
     }
 
-    @Test("the rule: a sure detector stands; an unsure one whose quadrilateral the mask does not fill gives way; a weak choice keeps the frame")
+    @Test("the rule: a sure detector stands unless the mask leaves most of its quadrilateral empty; an unsure one whose quadrilateral the mask does not fill gives way; a weak choice keeps the frame")
     func rule() throws {
         let mask = GrayPixels(width: 100, height: 50)
         let card = Quad([Point(200, 100), Point(600, 100), Point(600, 300), Point(200, 300)])
@@ -144,10 +164,17 @@ struct DocumentMaskChoiceTests {
         // Unsure detector keeping the frame, mask fills a quarter of it: the mask's card.
         let unsure = DocumentMask.combined(detection(frame, confidence: 0.3, fullFrame: true), evidence)
         #expect(!unsure.isFullFrame && unsure.corners == card && unsure.confidence >= 0.5, "\(unsure.json)")
-        // The same with a sure detector: its outline stands.
+        // A sure detector's outline stands where the mask fills half of it or more (here 0.6)...
         let sureQuad = Quad([Point(100, 50), Point(700, 50), Point(700, 350), Point(100, 350)])
-        let sure = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), evidence)
+        var mostly = evidence
+        mostly.detectorFilled = 0.6
+        let sure = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), mostly)
         #expect(sure.corners == sureQuad && !sure.isFullFrame)
+        // ...and gives way where less than half of it is document by the mask (decision 0104).
+        let empty = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), evidence)
+        #expect(empty.corners == card && !empty.isFullFrame && empty.confidence >= 0.5, "\(empty.json)")
+        // A sure whole frame (a flat page: its border is paper) is the detector's, whatever the mask fills of it.
+        #expect(!DocumentMask.takesMask(detection(frame, confidence: 0.9, fullFrame: true), evidence))
         // The mask filling the detector's frame: the frame stays.
         let full = DocumentMask.Evidence(outline: card, detectorFilled: 0.9, maskFilled: 0.95, quadsIoU: 0.25,
                                          edgeSides: 3)

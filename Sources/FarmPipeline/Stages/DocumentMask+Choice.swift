@@ -24,8 +24,12 @@ extension DocumentMask {
     /// A larger photo is shown to the mask shrunk to this long side (the edge fit works at 1024 px).
     static let largestPhoto = 2048.0
 
-    /// The share of the detector's quadrilateral the mask must fill for that quadrilateral to stand.
+    /// The share of the detector's quadrilateral the mask must fill for that quadrilateral to stand, when the detector
+    /// is unsure of it...
     static let detectorFilled = 0.7
+    /// ...and when it is sure (decision 0104): a quadrilateral more than half of which the mask reads as no document
+    /// is another thing's outline (a dark strip of desk, a sheet beside the page), however sharp its sides.
+    static let sureDetectorFilled = 0.5
     /// How many of the mask outline's four sides must lie on a straight edge of the photo, or along its border, for
     /// it to be taken (decisions 0100 and 0101): most of the outline borne out by the photo, at most one side the
     /// mask's guess.
@@ -115,8 +119,9 @@ extension DocumentMask {
         return inside > 0 ? Double(covered) / Double(inside) : 0
     }
 
-    /// Whether the mask's outline replaces the detector's: the detector unsure, the mask not filling its
-    /// quadrilateral, at least one side of the mask's outline on a straight edge of the photo, and at least
+    /// Whether the mask's outline replaces the detector's: the mask not filling the detector's quadrilateral (less
+    /// than `detectorFilled` of it where the detector is unsure, less than half where it is sure and outlines less
+    /// than the frame), at least one side of the mask's outline on a straight edge of the photo, and at least
     /// `minimumEdgeSides` on such edges or along the photo's border.
     /// An outline none of whose sides the photo shows as an edge is the mask's guess alone: a block of type on a
     /// page of card that fills the frame, the hand holding a card (decision 0100). One with two is half guessed:
@@ -124,7 +129,8 @@ extension DocumentMask {
     /// title on a pale desk, a receipt's last lines; decision 0101).
     static func takesMask(_ detection: DocumentDetection, _ evidence: Evidence) -> Bool {
         evidence.outline != nil && evidence.edgeSides > 0 && evidence.edgeSides + evidence.frameSides >= minimumEdgeSides
-            && detection.confidence < RectifyStage.minimumConfidence && evidence.detectorFilled < detectorFilled
+            && (detection.confidence < RectifyStage.minimumConfidence ? evidence.detectorFilled < detectorFilled
+                : !detection.isFullFrame && evidence.detectorFilled < sureDetectorFilled)
     }
 
     /// The confidence of the chosen outline (the mask's when `mask`), from its evidence.
