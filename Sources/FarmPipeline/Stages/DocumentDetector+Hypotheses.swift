@@ -337,16 +337,19 @@ extension DocumentDetector {
         let center = outer.corners.reduce(Point(0, 0), +) * 0.25
         let around = Candidate(corners: outer.corners.map { center + ($0 - center) * 1.2 }, sides: [], supports: [],
                                contrasts: [], edgeScore: 0, score: 0, confidence: 0)
+        // On the same side of all four sides, whichever way the corners turn. (Plain loops: this runs for every
+        // other pixel, and the tests' debug build makes closures per pixel slow.)
         func inside(_ corners: [Point], _ p: Point) -> Bool {
-            (0..<4).allSatisfy { i in
+            var left = true, right = true
+            for i in 0..<4 {
                 let a = corners[i], b = corners[(i + 1) % 4]
-                return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) >= 0
-            } || (0..<4).allSatisfy { i in
-                let a = corners[i], b = corners[(i + 1) % 4]
-                return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) <= 0
+                let cross = (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x)
+                if !(cross >= 0) { left = false }
+                if !(cross <= 0) { right = false }
             }
+            return left || right
         }
-        var sums = [[Double]](repeating: [0, 0, 0, 0], count: 3)   // inner, between, around: r, g, b, count
+        var sums = [Double](repeating: 0, count: 12)   // inner, between, around: r, g, b, count
         var innerSquares = 0.0
         let xs = around.corners.map(\.x), ys = around.corners.map(\.y)
         let x0 = max(0, Int(xs.min()!)), x1 = min(planes.width - 1, Int(xs.max()!.rounded(.up)))
@@ -362,20 +365,20 @@ extension DocumentDetector {
                 else if inside(around.corners, p) { region = 2 }
                 else { continue }
                 let i = y * planes.width + x
-                sums[region][0] += Double(planes.red[i]); sums[region][1] += Double(planes.green[i])
-                sums[region][2] += Double(planes.blue[i]); sums[region][3] += 1
+                sums[4 * region] += Double(planes.red[i]); sums[4 * region + 1] += Double(planes.green[i])
+                sums[4 * region + 2] += Double(planes.blue[i]); sums[4 * region + 3] += 1
                 if region == 0 {
                     let r = Double(planes.red[i]), g = Double(planes.green[i]), b = Double(planes.blue[i])
                     innerSquares += r * r + g * g + b * b
                 }
             }
         }
-        guard sums.allSatisfy({ $0[3] >= 20 }) else { return false }
-        let means = sums.map { s in (0..<3).map { s[$0] / s[3] } }
+        guard sums[3] >= 20, sums[7] >= 20, sums[11] >= 20 else { return false }
+        let means = (0..<3).map { region in (0..<3).map { sums[4 * region + $0] / sums[4 * region + 3] } }
         func distance(_ a: [Double], _ b: [Double]) -> Double {
             zip(a, b).map { ($0 - $1) * ($0 - $1) }.reduce(0, +).squareRoot()
         }
-        let spread = max(0, innerSquares / sums[0][3] - means[0].map { $0 * $0 }.reduce(0, +)).squareRoot()
+        let spread = max(0, innerSquares / sums[3] - means[0].map { $0 * $0 }.reduce(0, +)).squareRoot()
         let gap = distance(means[1], means[0])
         return gap < spread && gap < distance(means[1], means[2])
     }

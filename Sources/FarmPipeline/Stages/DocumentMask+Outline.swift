@@ -228,21 +228,37 @@ struct MaskRegion {
     /// The grid resized to `side` × `side` as Pillow resizes a mode "F" image with BILINEAR: horizontal pass then
     /// vertical, double-precision sums stored as 32-bit floats.
     static func upsampled(_ grid: DocumentMask.Grid, to side: Int) -> [Float] {
+        // Each output sample's taps, flat (index loops over buffers: the tests' debug build is slow at iterators).
         let taps = DocumentMask.filterTaps(from: grid.size, to: side)
-        var across = [Float](repeating: 0, count: side * grid.size)
-        for y in 0..<grid.size {
-            for (x, (first, weights)) in taps.enumerated() {
-                var sum = 0.0
-                for (k, weight) in weights.enumerated() { sum += Double(grid.value(first + k, y)) * weight }
-                across[y * side + x] = Float(sum)
+        let first = taps.map(\.0), start = taps.reduce(into: [0]) { $0.append($0.last! + $1.1.count) }
+        let weights = taps.flatMap(\.1)
+        let size = grid.size
+        var across = [Float](repeating: 0, count: side * size)
+        var out = [Float](repeating: 0, count: side * side)
+        grid.values.withUnsafeBufferPointer { values in
+            across.withUnsafeMutableBufferPointer { across in
+                for y in 0..<size {
+                    for x in 0..<side {
+                        var sum = 0.0
+                        for k in 0..<(start[x + 1] - start[x]) {
+                            sum += Double(values[y * size + first[x] + k]) * weights[start[x] + k]
+                        }
+                        across[y * side + x] = Float(sum)
+                    }
+                }
             }
         }
-        var out = [Float](repeating: 0, count: side * side)
-        for (y, (first, weights)) in taps.enumerated() {
-            for x in 0..<side {
-                var sum = 0.0
-                for (k, weight) in weights.enumerated() { sum += Double(across[(first + k) * side + x]) * weight }
-                out[y * side + x] = Float(sum)
+        across.withUnsafeBufferPointer { across in
+            out.withUnsafeMutableBufferPointer { out in
+                for y in 0..<side {
+                    for x in 0..<side {
+                        var sum = 0.0
+                        for k in 0..<(start[y + 1] - start[y]) {
+                            sum += Double(across[(first[y] + k) * side + x]) * weights[start[y] + k]
+                        }
+                        out[y * side + x] = Float(sum)
+                    }
+                }
             }
         }
         return out
