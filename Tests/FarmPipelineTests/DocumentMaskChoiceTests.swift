@@ -7,7 +7,7 @@ import TestSupport
 /// The learned mask in default detection (issue 39; DocumentMask+Choice.swift): the segment stage with the installed
 /// document mask against the detector alone, on composited photos of a busy desk (Tests/Fixtures/cluttered), a flat
 /// scan, and without the model. Needs Scripts/install-neural (the runtime and the mask); a missing install fails.
-@Suite("Document mask in detection: the mask's outline where the detector is unsure")
+@Suite("Document mask in detection: the mask's outline where the detector is unsure, or sure of a quadrilateral the mask leaves mostly empty")
 struct DocumentMaskChoiceTests {
     /// Composites of decision 0096's clear set (Tests/Fixtures/README.md, `cluttered/`): a page on a stack of printed
     /// sheets among toys, a cable and a pen; a page on another page on a carpet with two pens. (The third, a receipt
@@ -170,6 +170,8 @@ struct DocumentMaskChoiceTests {
         mostly.detectorFilled = 0.6
         let sure = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), mostly)
         #expect(sure.corners == sureQuad && !sure.isFullFrame)
+        mostly.detectorFilled = 0.5
+        #expect(!DocumentMask.takesMask(detection(sureQuad, confidence: 0.99, fullFrame: false), mostly))
         // ...and gives way where less than half of it is document by the mask (decision 0104).
         let empty = DocumentMask.combined(detection(sureQuad, confidence: 0.99, fullFrame: false), evidence)
         #expect(empty.corners == card && !empty.isFullFrame && empty.confidence >= 0.5, "\(empty.json)")

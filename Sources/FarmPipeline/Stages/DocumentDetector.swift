@@ -297,6 +297,8 @@ public enum DocumentDetector {
     /// iteration made this function half of a photo's detection time. The arithmetic is the same as with arrays.
     static func houghLines(_ maps: [EdgeMap], count: Int) -> [Line] {
         let width = maps[0].width, height = maps[0].height
+        precondition(maps.allSatisfy { $0.width == width && $0.height == height
+            && $0.edges.count == width * height && $0.direction.count == width * height }, "edge maps of one size")
         let reach = Int(((Double(width * width + height * height)).squareRoot()).rounded(.up))
         let columns = 2 * reach + 1
         var votes = [Float](repeating: 0, count: 360 * columns)

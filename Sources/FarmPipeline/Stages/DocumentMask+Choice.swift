@@ -8,9 +8,11 @@ import Glibc
 
 /// Today's detector and the learned mask together (issue 39; Training/mask/combine.py, decision 0093 stop 41, its
 /// confidence refitted on the clear composites of decision 0096). The mask's outline replaces the detector's only
-/// where the detector is unsure of its own (below RectifyStage's threshold: the page would go uncropped), the mask
-/// does not fill its quadrilateral (that quadrilateral is mostly desk or another sheet: the whole frame, a sheet
-/// under the target) and the photo shows an edge under at least one side of the mask's (decision 0100). Either way
+/// where the mask does not fill the detector's quadrilateral (that quadrilateral is mostly desk or another sheet: the
+/// whole frame, a sheet under the target) and the detector is unsure of its own (below RectifyStage's threshold: the
+/// page would go uncropped), or is sure of one, not the whole frame, that the mask fills less than half of (a strip
+/// of dark desk; decision 0104), and the photo shows edges under the mask outline's sides (decisions 0100, 0101;
+/// combine.py's `takes_mask` has decision 0093's first rule only: its weights are used as they are). Either way
 /// the confidence is a logistic model over the chosen outline's evidence: which outline it is, the detector's own
 /// confidence (its outline only), how far both outlines agree, how much of the chosen one the mask fills.
 extension DocumentMask {

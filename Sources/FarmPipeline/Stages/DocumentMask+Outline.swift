@@ -233,6 +233,7 @@ struct MaskRegion {
         let first = taps.map(\.0), start = taps.reduce(into: [0]) { $0.append($0.last! + $1.1.count) }
         let weights = taps.flatMap(\.1)
         let size = grid.size
+        precondition(grid.values.count >= size * size, "a \(size) × \(size) grid of \(grid.values.count) values")
         var across = [Float](repeating: 0, count: side * size)
         var out = [Float](repeating: 0, count: side * side)
         grid.values.withUnsafeBufferPointer { values in

@@ -49,7 +49,8 @@ public struct DocumentDetection: Sendable {
 /// page reports the full frame. When nothing convincing is found, the page goes on uncropped with the low
 /// confidence recorded. With the learned document mask installed (`LazyDocumentMask`), every photo that is not a
 /// flat scan is also seen by the mask, whose outline replaces the detector's where the detector is unsure and the
-/// mask disagrees (DocumentMask+Choice.swift); its evidence is in the findings under "document_mask".
+/// mask disagrees, or where the mask reads most of the detector's sure outline as no document (DocumentMask+Choice.swift);
+/// its evidence is in the findings under "document_mask".
 public struct SegmentStage: PageStage {
     public let name = CorrectionStage.segment.rawValue
     let documentMask: LazyDocumentMask?
