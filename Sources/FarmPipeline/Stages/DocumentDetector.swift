@@ -293,6 +293,42 @@ public enum DocumentDetector {
         }
     }
 
+    /// Each edge pixel of every map, map by map in raster order: its position and its gradient's direction.
+    static func edgePixels(_ maps: [EdgeMap]) -> (x: [Float], y: [Float], direction: [Float]) {
+        var xs: [Float] = [], ys: [Float] = [], directions: [Float] = []
+        for map in maps {
+            let width = map.width
+            map.edges.withUnsafeBufferPointer { edges in
+                map.direction.withUnsafeBufferPointer { direction in
+                    for i in 0..<(width * map.height) where edges[i] {
+                        xs.append(Float(i % width))
+                        ys.append(Float(i / width))
+                        directions.append(direction[i])
+                    }
+                }
+            }
+        }
+        return (xs, ys, directions)
+    }
+
+    /// The Hough cells (θ · columns + ρ) with at least 10 votes that are local maxima, in cell order.
+    static func peakCells(_ votes: [Float], columns: Int) -> [Int] {
+        var peaks: [Int] = []
+        votes.withUnsafeBufferPointer { votes in
+            for theta in 0..<360 {
+                for rho in 1..<(columns - 1) {
+                    let index = theta * columns + rho, value = votes[index]
+                    guard value >= 10 else { continue }
+                    let up = ((theta + 1) % 360) * columns + rho, down = ((theta + 359) % 360) * columns + rho
+                    if value >= votes[index - 1], value > votes[index + 1], value >= votes[up], value > votes[down] {
+                        peaks.append(index)
+                    }
+                }
+            }
+        }
+        return peaks
+    }
+
     /// The hot loops index unsafe buffers: the tests run a debug build, where checked array access and generic
     /// iteration made this function half of a photo's detection time. The arithmetic is the same as with arrays.
     static func houghLines(_ maps: [EdgeMap], count: Int) -> [Line] {
@@ -305,19 +341,7 @@ public enum DocumentDetector {
         let cosines = (0..<360).map { Float(cos(Double($0) * .pi / 180)) }
         let sines = (0..<360).map { Float(sin(Double($0) * .pi / 180)) }
         let spread = voteSpread
-        // Each edge pixel of every map: its position and its gradient's direction.
-        var pixelX: [Float] = [], pixelY: [Float] = [], pixelDirection: [Float] = []
-        for map in maps {
-            map.edges.withUnsafeBufferPointer { edges in
-                map.direction.withUnsafeBufferPointer { direction in
-                    for i in 0..<(width * height) where edges[i] {
-                        pixelX.append(Float(i % width))
-                        pixelY.append(Float(i / width))
-                        pixelDirection.append(direction[i])
-                    }
-                }
-            }
-        }
+        let (pixelX, pixelY, pixelDirection) = edgePixels(maps)
         let pixelCount = pixelX.count
         // Adds `change` to the cells an edge pixel votes for: its direction ± the spread, each at its ρ.
         func vote(_ votes: UnsafeMutableBufferPointer<Float>, _ cosines: UnsafeBufferPointer<Float>,
@@ -342,19 +366,7 @@ public enum DocumentDetector {
         // Lines are taken strongest first, and each one taken gives back the votes of the edge pixels on it
         // (progressive Hough): a short segment votes for a fan of lines through it and a long one for a slanted
         // ridge of cells, and neither should fill the list with copies of itself.
-        var peaks: [Int] = []
-        votes.withUnsafeBufferPointer { votes in
-            for theta in 0..<360 {
-                for rho in 1..<(columns - 1) {
-                    let index = theta * columns + rho, value = votes[index]
-                    guard value >= 10 else { continue }
-                    let up = ((theta + 1) % 360) * columns + rho, down = ((theta + 359) % 360) * columns + rho
-                    if value >= votes[index - 1], value > votes[index + 1], value >= votes[up], value > votes[down] {
-                        peaks.append(index)
-                    }
-                }
-            }
-        }
+        var peaks = peakCells(votes, columns: columns)
         peaks.sort { votes[$0] > votes[$1] }
         peaks = Array(peaks.prefix(4000))
         var used = [Bool](repeating: false, count: pixelCount)
