@@ -152,13 +152,11 @@ extension DocumentDetector {
         // Sides in order of their normals' angles; each turn to the next side is a right angle ± 45°, and each two
         // neighbours meet near the image (`corner`, computed once per pair). Both are checked as the sides are
         // picked, so that most of the combinations are never formed.
-        var turns = [Bool](repeating: false, count: n * n)
         var corner = [Point?](repeating: nil, count: n * n)
         for i in 0..<n {
             for j in 0..<n where i != j {
                 let difference = ((sides[j].degrees - sides[i].degrees) % 360 + 360) % 360
-                turns[i * n + j] = difference >= 45 && difference <= 135
-                guard turns[i * n + j], let p = intersection(sides[i], sides[j]),
+                guard difference >= 45 && difference <= 135, let p = intersection(sides[i], sides[j]),
                       p.x >= -margin, p.y >= -margin, p.x <= w + margin, p.y <= h + margin else { continue }
                 corner[i * n + j] = p
             }
