@@ -267,4 +267,25 @@ struct ModuleEdgesTests {
         #expect(SourceImports.importedModule("// import SQLite") == nil)
         #expect(SourceImports.importedModule("let imported = 1") == nil)
     }
+
+    @Test("a module optimized in debug builds (decision 0105) has no assert(), which -O would turn off in the tests")
+    func optimizedModulesWithoutAssert() throws {
+        let manifest = try FileSystem.readText(Fixtures.packageRoot + "/Package.swift")
+        // Each target's arguments run to the next target's `(name: "`; those that pass -O in unsafeFlags.
+        let optimized = manifest.split(separator: "(name: \"").dropFirst().compactMap { part -> String? in
+            guard part.contains("unsafeFlags([\"-O\"]"), let name = part.split(separator: "\"").first else { return nil }
+            return String(name)
+        }
+        #expect(optimized.contains("FarmPipeline"), "the manifest optimizes \(optimized) in debug builds")
+        for name in optimized {
+            let files = SourceImports.swiftFiles(under: Fixtures.packageRoot + "/Sources/" + name)
+            #expect(!files.isEmpty, "no sources for \(name)")
+            for file in files {
+                for line in try FileSystem.readText(file).split(separator: "\n")
+                where !line.drop(while: { $0 == " " }).hasPrefix("//") && (line.contains("assert(") || line.contains("assertionFailure(")) {
+                    Issue.record("\(file): \(line.drop(while: { $0 == " " }))")
+                }
+            }
+        }
+    }
 }
