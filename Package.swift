@@ -47,8 +47,8 @@ let package = Package(
         // documents out, with no C library (the PDF page is given its compressed image, font and zlib).
         .target(name: "FarmRender", dependencies: ["FarmCore", "FarmRuntime"]),
         // The worker side: decode, correct, recognize, render. It never links the store (ModuleEdgesTests).
-        // Optimized in debug builds too (decision 0105): its pixel loops, the mask and the neural engine's decoding
-        // took half the test suite's time unoptimized; it has no assert() that -O would turn off (preconditions stay).
+        // Optimized in debug builds too (decision 0105): unoptimized, its pixel loops, the mask and the neural engine's
+        // decoding made the suites that run it two to three times slower; it has no assert() that -O would turn off.
         .target(name: "FarmPipeline", dependencies: ["FarmCore", "FarmRuntime", "FarmRender", "FarmAnalysis", "Leptonica",
                                                      "Tesseract", "QPDF", "ONNXRuntime"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),

@@ -3,13 +3,16 @@ import FarmCore
 import FarmRuntime
 import TestSupport
 
-/// The module graph as Package.swift declares it: each target's name and the names of its direct dependencies.
+/// The module graph as Package.swift declares it: each target's name, the names of its direct dependencies, and
+/// whether it is optimized in debug builds.
 struct ModuleGraph {
     enum Kind: String { case systemLibrary, target, executableTarget, testTarget }
 
     struct Module {
         let kind: Kind
         let dependencies: [String]
+        /// Its arguments pass `-O` in `unsafeFlags` (decision 0105).
+        var optimizedInDebug = false
     }
 
     let modules: [String: Module]
@@ -61,7 +64,8 @@ struct ModuleGraph {
                     index += 1
                 }
             }
-            found[start.name] = Module(kind: start.kind, dependencies: dependencies)
+            let optimized = Self.find(Array("unsafeFlags([\"-O\"]".utf8), in: text, from: start.end).map { $0 < limit } ?? false
+            found[start.name] = Module(kind: start.kind, dependencies: dependencies, optimizedInDebug: optimized)
         }
         modules = found
     }
@@ -270,12 +274,7 @@ struct ModuleEdgesTests {
 
     @Test("a module optimized in debug builds (decision 0105) has no assert(), which -O would turn off in the tests")
     func optimizedModulesWithoutAssert() throws {
-        let manifest = try FileSystem.readText(Fixtures.packageRoot + "/Package.swift")
-        // Each target's arguments run to the next target's `(name: "`; those that pass -O in unsafeFlags.
-        let optimized = manifest.split(separator: "(name: \"").dropFirst().compactMap { part -> String? in
-            guard part.contains("unsafeFlags([\"-O\"]"), let name = part.split(separator: "\"").first else { return nil }
-            return String(name)
-        }
+        let optimized = graph.modules.filter { $0.value.optimizedInDebug }.keys.sorted()
         #expect(optimized.contains("FarmPipeline"), "the manifest optimizes \(optimized) in debug builds")
         for name in optimized {
             let files = SourceImports.swiftFiles(under: Fixtures.packageRoot + "/Sources/" + name)
